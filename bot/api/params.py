@@ -1,0 +1,369 @@
+"""Requests to the provider and the spec's rules on them, enforced before anything is sent.
+
+Each request is an immutable dataclass with exact `Decimal` amounts; `to_query`/`to_body`
+check every rule of the spec (section 4 and 8) and raise `RequestRuleError` naming the
+field. Bodies are nested JSON (`fromTokenAmount: {value, type}`), and provider-prefixed
+names (`panoraTxId`) are written with the configured prefix (docs/wire-decisions.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Final, Literal
+
+from bot.api.errors import RequestRuleError
+from bot.api.models import TIME_PERIODS, OrderFilter
+from bot.api.wire import prefixed
+from bot.money import MoneyError, format_decimal, parse_decimal, truncate_places
+
+__all__ = [
+    "AUTO",
+    "CancelOrderRequest",
+    "DcaCreateRequest",
+    "GetOrdersRequest",
+    "LimitCreateRequest",
+    "Slippage",
+    "SwapRequest",
+    "SwapVariant",
+    "check_slippage",
+]
+
+SwapVariant = Literal["current", "legacy"]
+AUTO: Final = "auto"
+Slippage = Decimal | Literal["auto"]
+_FEE_ADDRESS_RE: Final = re.compile(r"^0x[0-9a-fA-F]{64}$")
+_MAX_INCLUDE_POOLS: Final = 10
+
+
+def _places(variant: SwapVariant) -> int:
+    return 2 if variant == "legacy" else 1
+
+
+def _positive(field: str, value: Decimal) -> str:
+    if not isinstance(value, Decimal) or not value.is_finite() or value <= 0:
+        raise RequestRuleError(field, f"must be a positive amount, got {value}")
+    return format_decimal(value)
+
+
+def _percentage(field: str, value: Decimal, upper: int, variant: SwapVariant) -> str:
+    try:
+        number = parse_decimal(value, field=field)
+    except MoneyError as exc:
+        raise RequestRuleError(field, str(exc)) from None
+    if number < 0 or number > upper:
+        raise RequestRuleError(
+            field, f"must be between 0 and {upper}, got {format_decimal(number)}"
+        )
+    return format_decimal(truncate_places(number, _places(variant)))
+
+
+def check_slippage(value: Slippage | str | None, variant: SwapVariant = "current") -> str | None:
+    """Validate a slippage: `auto`, or 0–100 truncated after 1 decimal (legacy: 2).
+
+    Returns the wire text, or None when not given (the provider's default is `auto`).
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value.strip().lower() == AUTO:
+            return AUTO
+        try:
+            value = parse_decimal(value, field="slippagePercentage")
+        except MoneyError as exc:
+            raise RequestRuleError("slippagePercentage", str(exc)) from None
+    return _percentage("slippagePercentage", value, 100, variant)
+
+
+def _check_period(field: str, period: str) -> str:
+    if period not in TIME_PERIODS:
+        raise RequestRuleError(field, f"must be one of {', '.join(TIME_PERIODS)}, got {period!r}")
+    return period
+
+
+def _check_count(field: str, value: int, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise RequestRuleError(field, f"must be a whole number ≥ {minimum}, got {value!r}")
+    return value
+
+
+def _check_address(field: str, value: str) -> str:
+    if not isinstance(value, str) or not value.startswith("0x") or len(value) < 3:
+        raise RequestRuleError(field, f"must start with 0x, got {value!r}")
+    return value
+
+
+def _list_param(names: Sequence[str], variant: SwapVariant) -> str:
+    joined = ",".join(names)
+    return joined if variant == "legacy" else f"[{joined}]"
+
+
+@dataclass(frozen=True)
+class SwapRequest:
+    """Parameters of `POST /swap` and `GET /swap/quote` (spec 4.7).
+
+    Exactly one of `from_amount` (ExactIn) and `to_amount` (ExactOut) is given, in human
+    units (10.5 tokens, not base units).
+    """
+
+    from_token: str
+    to_token: str
+    from_amount: Decimal | None = None
+    to_amount: Decimal | None = None
+    to_wallet: str | None = None
+    slippage: Slippage | None = None
+    integrator_fee_percentage: Decimal | None = None
+    integrator_fee_address: str | None = None
+    include_sources: tuple[str, ...] | None = None
+    exclude_sources: tuple[str, ...] | None = None
+    include_pools: tuple[str, ...] | None = None
+    only_direct_routes: bool | None = None
+    chain_id: int | None = None
+
+    @property
+    def exact_in(self) -> bool:
+        """True for ExactIn (an amount to sell), False for ExactOut (an amount to buy)."""
+        return self.from_amount is not None
+
+    def to_query(
+        self, variant: SwapVariant, *, with_tx_data: bool, skipped_pools: list[str] | None = None
+    ) -> list[tuple[str, str]]:
+        """The query string, after checking every rule of the spec.
+
+        Args:
+            variant: `current` or `legacy` (older endpoint variant).
+            with_tx_data: True for `POST /swap`, which requires `toWalletAddress`.
+            skipped_pools: receives coin-standard pools skipped because their address
+                contains a comma (the spec says they are skipped).
+
+        Raises:
+            RequestRuleError: naming the field that breaks a rule.
+        """
+        if (self.from_amount is None) == (self.to_amount is None):
+            raise RequestRuleError(
+                "fromTokenAmount/toTokenAmount", "exactly one of the two must be given"
+            )
+        query: list[tuple[str, str]] = []
+        if self.chain_id is not None:
+            query.append(("chainId", str(self.chain_id)))
+        query.append(("fromTokenAddress", self._token("fromTokenAddress", self.from_token)))
+        query.append(("toTokenAddress", self._token("toTokenAddress", self.to_token)))
+        if self.from_amount is not None:
+            query.append(("fromTokenAmount", _positive("fromTokenAmount", self.from_amount)))
+        if self.to_amount is not None:
+            query.append(("toTokenAmount", _positive("toTokenAmount", self.to_amount)))
+        if self.to_wallet is not None:
+            query.append(("toWalletAddress", _check_address("toWalletAddress", self.to_wallet)))
+        elif with_tx_data:
+            raise RequestRuleError("toWalletAddress", "is required for POST /swap")
+        slippage = check_slippage(self.slippage, variant)
+        if slippage is not None:
+            query.append(("slippagePercentage", slippage))
+        if self.integrator_fee_percentage is not None:
+            fee = _percentage("integratorFeePercentage", self.integrator_fee_percentage, 2, variant)
+            query.append(("integratorFeePercentage", fee))
+        if self.integrator_fee_address is not None:
+            if not _FEE_ADDRESS_RE.match(self.integrator_fee_address):
+                raise RequestRuleError(
+                    "integratorFeeAddress", "must be 0x followed by 64 hex characters"
+                )
+            query.append(("integratorFeeAddress", self.integrator_fee_address))
+        for name, values in (
+            ("includeSources", self.include_sources),
+            ("excludeSources", self.exclude_sources),
+        ):
+            if values:
+                query.append((name, _list_param(values, variant)))
+        query.extend(self._legacy_only(variant, skipped_pools))
+        return query
+
+    def _legacy_only(
+        self, variant: SwapVariant, skipped_pools: list[str] | None
+    ) -> list[tuple[str, str]]:
+        extra: list[tuple[str, str]] = []
+        if self.include_pools is not None:
+            if variant != "legacy":
+                raise RequestRuleError("includePools", "exists only in the legacy swap variant")
+            pools = [p for p in self.include_pools if "," not in p]
+            if skipped_pools is not None:
+                skipped_pools.extend(p for p in self.include_pools if "," in p)
+            if len(pools) > _MAX_INCLUDE_POOLS:
+                raise RequestRuleError(
+                    "includePools", f"at most {_MAX_INCLUDE_POOLS} pools, got {len(pools)}"
+                )
+            if pools:
+                extra.append(("includePools", ",".join(pools)))
+        if self.only_direct_routes is not None:
+            if variant != "legacy":
+                raise RequestRuleError("onlyDirectRoutes", "exists only in the legacy swap variant")
+            extra.append(("onlyDirectRoutes", "true" if self.only_direct_routes else "false"))
+        return extra
+
+    @staticmethod
+    def _token(field: str, value: str) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise RequestRuleError(field, "a token address is required")
+        return value.strip()
+
+
+@dataclass(frozen=True)
+class DcaCreateRequest:
+    """Body of `POST /dca/v1/createOrder` (spec 4.2)."""
+
+    chain_id: int
+    to_wallet: str
+    from_token: str
+    to_token: str
+    amount: Decimal
+    amount_type: Literal["total", "perorder"]
+    interval_value: int
+    interval_period: str
+    number_of_orders: int
+    min_rate: Decimal | None = None
+    max_rate: Decimal | None = None
+    delay_value: int | None = None
+    delay_period: str | None = None
+    slippage: Decimal | None = None
+
+    def to_body(self) -> dict[str, Any]:
+        """The JSON body (nested objects for dotted names), after checking every rule."""
+        if self.amount_type not in ("total", "perorder"):
+            raise RequestRuleError("fromTokenAmount.type", "must be total or perorder")
+        body: dict[str, Any] = {
+            "chainId": str(self.chain_id),
+            "toWalletAddress": _check_address("toWalletAddress", self.to_wallet),
+            "fromTokenAddress": _check_address("fromTokenAddress", self.from_token),
+            "toTokenAddress": _check_address("toTokenAddress", self.to_token),
+            "fromTokenAmount": {
+                "value": _positive("fromTokenAmount.value", self.amount),
+                "type": self.amount_type,
+            },
+            "interval": {
+                "value": str(_check_count("interval.value", self.interval_value)),
+                "timePeriod": _check_period("interval.timePeriod", self.interval_period),
+            },
+            "numberOfOrders": _check_count("numberOfOrders", self.number_of_orders),
+        }
+        for field, rate in (
+            ("minRateToTokenPerFromToken", self.min_rate),
+            ("maxRateToTokenPerFromToken", self.max_rate),
+        ):
+            if rate is not None:
+                body[field] = _positive(field, rate)
+        if (
+            self.min_rate is not None
+            and self.max_rate is not None
+            and self.min_rate > self.max_rate
+        ):
+            raise RequestRuleError("minRateToTokenPerFromToken", "must not exceed the maximum rate")
+        if (self.delay_value is None) != (self.delay_period is None):
+            raise RequestRuleError("delay", "value and timePeriod are given together")
+        if self.delay_value is not None and self.delay_period is not None:
+            body["delay"] = {
+                "value": str(_check_count("delay.value", self.delay_value, minimum=0)),
+                "timePeriod": _check_period("delay.timePeriod", self.delay_period),
+            }
+        if self.slippage is not None:
+            body["slippagePercentage"] = _percentage(
+                "slippagePercentage", self.slippage, 100, "current"
+            )
+        return body
+
+
+LimitFromField = Literal["token", "wallet"]
+
+
+@dataclass(frozen=True)
+class LimitCreateRequest:
+    """Body of `POST /limit/v1/createOrder` (spec 4.5).
+
+    The spec's `fromWalletAddress` is named a wallet but described as the sold token;
+    `from_field` chooses what it carries (docs/wire-decisions.md). The sold token is
+    always also sent as `fromTokenAddress`, so either reading finds it.
+    """
+
+    chain_id: int
+    from_token: str
+    to_token: str
+    from_wallet: str
+    to_wallet: str
+    amount: Decimal
+    rate: Decimal
+    slippage: Slippage | None = None
+    expiry_value: int | None = None
+    expiry_period: str | None = None
+
+    def to_body(self, from_field: LimitFromField = "token") -> dict[str, Any]:
+        """The JSON body, after checking every rule."""
+        from_token = _check_address("fromTokenAddress", self.from_token)
+        wallet = _check_address("fromWalletAddress", self.from_wallet)
+        body: dict[str, Any] = {
+            "chainId": str(self.chain_id),
+            "fromTokenAddress": from_token,
+            "fromWalletAddress": from_token if from_field == "token" else wallet,
+            "toTokenAddress": _check_address("toTokenAddress", self.to_token),
+            "toWalletAddress": _check_address("toWalletAddress", self.to_wallet),
+            "fromTokenAmount": _positive("fromTokenAmount", self.amount),
+            "rateToTokenPerFromToken": _positive("rateToTokenPerFromToken", self.rate),
+        }
+        slippage = check_slippage(self.slippage, "current")
+        if slippage is not None:
+            body["slippagePercentage"] = slippage
+        if (self.expiry_value is None) != (self.expiry_period is None):
+            raise RequestRuleError("expiry", "value and timePeriod are given together")
+        if self.expiry_value is not None and self.expiry_period is not None:
+            body["expiry"] = {
+                "value": str(_check_count("expiry.value", self.expiry_value)),
+                "timePeriod": _check_period("expiry.timePeriod", self.expiry_period),
+            }
+        return body
+
+
+@dataclass(frozen=True)
+class CancelOrderRequest:
+    """Body of `POST /dca/v1/cancelOrder` and `/limit/v1/cancelOrder` (spec 4.3, 4.6)."""
+
+    order_id: str
+    chain_id: int | None = None
+    to_wallet: str | None = None
+
+    def to_body(self, prefix: str) -> dict[str, Any]:
+        """The JSON body; the id is written under the configured prefix (`panoraTxId`)."""
+        if not isinstance(self.order_id, str) or not self.order_id.strip():
+            raise RequestRuleError(prefixed("svcTxId", prefix), "an order id is required")
+        body: dict[str, Any] = {prefixed("svcTxId", prefix): self.order_id}
+        if self.chain_id is not None:
+            body["chainId"] = str(self.chain_id)
+        if self.to_wallet is not None:
+            body["toWalletAddress"] = _check_address("toWalletAddress", self.to_wallet)
+        return body
+
+
+@dataclass(frozen=True)
+class GetOrdersRequest:
+    """Body of `POST /dca/v1/getOrders` and `/limit/v1/getOrders` (spec 4.4, 4.6)."""
+
+    chain_id: int
+    wallet: str
+    status: OrderFilter
+    page_number: int = 1
+    limit: int = 50
+    tx_details: bool = True
+    order_id: str | None = None
+
+    def to_body(self, prefix: str) -> dict[str, Any]:
+        """The JSON body; `status` is a list filter (`active`/`completed`), not a status."""
+        status = OrderFilter(self.status)
+        body: dict[str, Any] = {
+            "chainId": self.chain_id,
+            "toWalletAddress": _check_address("toWalletAddress", self.wallet),
+            "status": status.value,
+            "txDetails": bool(self.tx_details),
+            "limit": _check_count("limit", self.limit),
+            "pageNumber": _check_count("pageNumber", self.page_number),
+        }
+        if self.order_id is not None:
+            body[prefixed("svcTxId", prefix)] = self.order_id
+        return body

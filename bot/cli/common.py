@@ -1,0 +1,97 @@
+"""What every `bot` verb shares: the global options, loading config, one-line errors.
+
+Exit codes: 0 success, 1 a runtime failure (network, provider), 2 a usage or
+configuration error. Messages are one line each on stderr and never contain secrets.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+import typer
+
+from bot.api import PanoraClient
+from bot.config import ConfigError, Settings, load_settings
+from bot.logging import Redactor, configure_logging, register_secret
+from bot.secrets import SecretFileError, resolve_api_key
+
+__all__ = [
+    "EXIT_FAILURE",
+    "EXIT_USAGE",
+    "CliState",
+    "config_path",
+    "fail",
+    "load_or_exit",
+    "make_client",
+    "state",
+]
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+DEFAULT_CONFIG = Path("config.toml")
+
+
+@dataclass
+class CliState:
+    """Global options, set by the top-level callback."""
+
+    config: Path | None = None
+    log_format: str | None = None
+    redactor: Redactor | None = None
+
+
+def state(ctx: typer.Context) -> CliState:
+    """The global options of this invocation."""
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliState):
+        root.obj = CliState()
+    return root.obj
+
+
+def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
+    """Print `bot: error: …` (one line per problem) to stderr and exit."""
+    for line in message.splitlines() or [message]:
+        print(f"bot: error: {line}", file=sys.stderr)
+    raise typer.Exit(code)
+
+
+def config_path(cli: CliState, explicit: Path | None = None) -> Path | None:
+    """The config file to read: explicit argument, `--config`, `$BOT_CONFIG`, `./config.toml`."""
+    for candidate in (explicit, cli.config, os.environ.get("BOT_CONFIG")):
+        if candidate:
+            return Path(candidate)
+    return DEFAULT_CONFIG if DEFAULT_CONFIG.exists() else None
+
+
+def load_or_exit(ctx: typer.Context, explicit: Path | None = None) -> Settings:
+    """Load and validate the configuration, or print every problem and exit 2.
+
+    Also configures logging from `[log]` (the `--log-format` option wins) and registers
+    the API key with the log redactor.
+    """
+    cli = state(ctx)
+    try:
+        settings = load_settings(config_path(cli, explicit))
+    except ConfigError as exc:
+        fail("\n".join(exc.problems), EXIT_USAGE)
+    fmt = cli.log_format or settings.log.format
+    cli.redactor = configure_logging(
+        fmt="json" if fmt == "json" else "console", level=settings.log.level
+    )
+    for secret in (settings.api.api_key, settings.wallet.private_key):
+        if secret is not None:
+            register_secret(secret.get_secret_value())
+    return settings
+
+
+def make_client(ctx: typer.Context, settings: Settings) -> PanoraClient:
+    """The API client for this configuration (key from env/config or its 0600 file)."""
+    try:
+        key = resolve_api_key(settings.api.api_key, settings.api.api_key_file)
+    except SecretFileError as exc:
+        fail(str(exc), EXIT_USAGE)
+    return PanoraClient.from_settings(settings.api, api_key=key)

@@ -1,0 +1,38 @@
+"""`bot config check [FILE]` and `bot config show`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bot.cli.common import config_path, load_or_exit, state
+
+app = typer.Typer(help="Check or show the configuration.", no_args_is_help=True)
+
+
+@app.command("check")
+def check(
+    ctx: typer.Context,
+    path: Annotated[
+        Path | None, typer.Argument(help="Config file (default: --config, $BOT_CONFIG).")
+    ] = None,
+) -> None:
+    """Validate a configuration file plus BOT_* environment overrides; exit 2 if invalid."""
+    settings = load_or_exit(ctx, path)
+    source = config_path(state(ctx), path)
+    where = str(source) if source else "built-in defaults"
+    strategies = len(settings.strategies)
+    typer.echo(f"config OK: {where} ({strategies} strateg{'y' if strategies == 1 else 'ies'})")
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    path: Annotated[Path | None, typer.Argument(help="Config file (default: --config).")] = None,
+) -> None:
+    """Print the effective configuration as JSON, with every secret masked."""
+    settings = load_or_exit(ctx, path)
+    typer.echo(json.dumps(settings.masked(), indent=2, sort_keys=True))

@@ -1,0 +1,187 @@
+"""`bot prices [TOKEN…]` and `bot quote FROM TO (--sell AMOUNT | --buy AMOUNT)`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from decimal import Decimal
+from typing import Annotated, Any
+
+import typer
+
+from bot.api import ApiError, PanoraClient, SwapRequest
+from bot.api.models import PriceRecord, SwapResponseExactIn
+from bot.api.params import check_slippage
+from bot.aptos.address import is_coin_type, looks_like_address
+from bot.aptos.tokens import Token, TokenBook, TokenLookupError
+from bot.cli.common import EXIT_USAGE, fail, load_or_exit, make_client
+from bot.money import MoneyError, format_decimal, parse_decimal
+
+CREDIT = "Prices by Panora"
+
+
+def _is_identity(name: str) -> bool:
+    return looks_like_address(name) or is_coin_type(name)
+
+
+async def _book(client: PanoraClient) -> TokenBook:
+    prices = await client.get_prices(ui_only=False)
+    return TokenBook(_token_of(r) for r in prices.records if r.token_address or r.fa_address)
+
+
+def _token_of(record: PriceRecord) -> Token:
+    return Token(
+        decimals=record.decimals,
+        symbol=record.symbol or "?",
+        coin_type=record.token_address,
+        fa_address=record.fa_address,
+        name=record.name,
+        provider_symbol=record.svc_symbol,
+        ui=bool(record.svc_ui),
+        tags=tuple(record.svc_tags or ()),
+    )
+
+
+async def _resolve(client: PanoraClient, names: list[str]) -> list[str]:
+    """Provider identities for the names; symbols are looked up in the full price list."""
+    if all(_is_identity(n) for n in names):
+        return names
+    book = await _book(client)
+    try:
+        return [n if _is_identity(n) else book.find(n).address for n in names]
+    except TokenLookupError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
+def _price_rows(records: list[PriceRecord]) -> list[list[str]]:
+    rows = [["SYMBOL", "USD", "24H %", "ADDRESS"]]
+    for r in sorted(records, key=lambda rec: (rec.display_symbol.lower(), rec.fa_address or "")):
+        change = r.price_change_24h
+        rows.append(
+            [
+                r.display_symbol,
+                format_decimal(r.usd_price) if r.usd_price is not None else "-",
+                f"{change:+.2f}" if change is not None else "-",
+                r.token_address or r.fa_address or "-",
+            ]
+        )
+    return rows
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    )
+
+
+def prices(
+    ctx: typer.Context,
+    tokens: Annotated[
+        list[str] | None,
+        typer.Argument(help="Symbols, coin types or FA addresses (default: all listed)."),
+    ] = None,
+    all_tokens: Annotated[
+        bool, typer.Option("--all", help="Include tokens hidden in the provider's UI.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON records.")] = False,
+) -> None:
+    """Show current USD prices. Prices by Panora."""
+    settings = load_or_exit(ctx)
+
+    async def run() -> list[PriceRecord]:
+        async with make_client(ctx, settings) as client:
+            names = list(tokens or [])
+            if not names:
+                return (await client.get_prices(ui_only=not all_tokens)).records
+            wanted = await _resolve(client, names)
+            return (await client.get_prices(wanted)).records
+
+    try:
+        records = asyncio.run(run())
+    except ApiError as exc:
+        fail(str(exc))
+    if as_json:
+        payload: dict[str, Any] = {
+            "credit": CREDIT,
+            "prices": [r.model_dump(mode="json", by_alias=True) for r in records],
+        }
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    typer.echo(_table(_price_rows(records)))
+    typer.echo(CREDIT)
+
+
+def _amount(option: str, text: str | None) -> Decimal | None:
+    if text is None:
+        return None
+    try:
+        value = parse_decimal(text, field=option)
+    except MoneyError as exc:
+        fail(str(exc), EXIT_USAGE)
+    if value <= 0:
+        fail(f"{option}: must be a positive amount, got {text}", EXIT_USAGE)
+    return value
+
+
+def quote(
+    ctx: typer.Context,
+    from_token: Annotated[str, typer.Argument(metavar="FROM", help="Token to sell.")],
+    to_token: Annotated[str, typer.Argument(metavar="TO", help="Token to buy.")],
+    sell: Annotated[
+        str | None, typer.Option("--sell", help="Amount of FROM to sell (ExactIn).")
+    ] = None,
+    buy: Annotated[
+        str | None, typer.Option("--buy", help="Amount of TO to buy (ExactOut).")
+    ] = None,
+    slippage: Annotated[
+        str, typer.Option("--slippage", help="'auto' or a percentage 0-100.")
+    ] = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the raw quote as JSON.")] = False,
+) -> None:
+    """Quote a swap (no transaction, nothing spent)."""
+    if (sell is None) == (buy is None):
+        fail("give exactly one of --sell AMOUNT and --buy AMOUNT", EXIT_USAGE)
+    sell_amount, buy_amount = _amount("--sell", sell), _amount("--buy", buy)
+    settings = load_or_exit(ctx)
+    try:
+        check_slippage(slippage, settings.api.swap_variant)
+    except ValueError as exc:
+        fail(f"--slippage: {exc}", EXIT_USAGE)
+
+    async def run() -> Any:
+        async with make_client(ctx, settings) as client:
+            from_id, to_id = await _resolve(client, [from_token, to_token])
+            request = SwapRequest(
+                from_token=from_id,
+                to_token=to_id,
+                from_amount=sell_amount,
+                to_amount=buy_amount,
+                slippage=Decimal(slippage) if slippage != "auto" else "auto",
+            )
+            return await client.quote(request)
+
+    try:
+        response = asyncio.run(run())
+    except ApiError as exc:
+        fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps(response.model_dump(mode="json", by_alias=True), indent=2))
+        return
+    best = response.best
+    impact = f"{best.price_impact}%" if best.price_impact is not None else "n/a"
+    if isinstance(response, SwapResponseExactIn):
+        typer.echo(
+            f"sell {format_decimal(response.from_token_amount)} {from_token} → "
+            f"receive {format_decimal(best.to_token_amount)} {to_token} "
+            f"(at least {format_decimal(best.min_to_token_amount)} after slippage)"
+        )
+    else:
+        typer.echo(
+            f"buy {format_decimal(response.to_token_amount)} {to_token} ← "
+            f"pay {format_decimal(best.from_token_amount)} {from_token} "
+            f"(at most {format_decimal(best.max_from_token_amount)} after slippage)"
+        )
+    fee = format_decimal(best.fee_amount) if best.fee_amount is not None else "0"
+    typer.echo(f"slippage {best.slippage_percentage}%, price impact {impact}, fee {fee}")
+    typer.echo(CREDIT)

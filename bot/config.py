@@ -1,0 +1,283 @@
+"""Configuration: one TOML file plus `BOT_…` environment overrides (nested with `__`).
+
+`load_settings(path)` reads the file chosen at run time (`--config`), lets the environment
+override any key (`BOT_API__API_KEY`, `BOT_JOURNAL__URL`…) and validates everything at once.
+Problems come back as `ConfigError`, one line per problem naming the key and the bad value;
+secret values are never echoed. Unknown keys are errors (a typo must not pass silently).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from bot.aptos.address import Address, AddressError
+
+__all__ = [
+    "SECRET_KEYS",
+    "ApiSettings",
+    "ChainSettings",
+    "ConfigError",
+    "JournalSettings",
+    "LogSettings",
+    "RiskSettings",
+    "SchedulerSettings",
+    "Settings",
+    "StrategyEntry",
+    "WalletSettings",
+    "load_settings",
+]
+
+SECRET_KEYS: Final = frozenset({"api_key", "private_key", "bot_token", "webhook_url"})
+"""Keys whose values are never shown, in errors or in `bot config show`."""
+
+MAINNET_CHAIN_ID: Final = 1
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ApiSettings(_Section):
+    """`[api]`: the provider's HTTP API."""
+
+    base_url: str = "https://api.panora.exchange"
+    api_key: SecretStr | None = None
+    api_key_file: Path | None = None
+    chain_id: int = Field(default=MAINNET_CHAIN_ID, ge=0)
+    provider_prefix: str = Field(default="panora", pattern=r"^[a-z][a-zA-Z0-9]*$")
+    swap_variant: Literal["current", "legacy"] = "current"
+    connect_timeout_seconds: float = Field(default=5.0, gt=0)
+    read_timeout_seconds: float = Field(default=20.0, gt=0)
+    rate_limit_per_second: float = Field(default=4.0, gt=0)
+    rate_limit_burst: int = Field(default=4, ge=1)
+    max_attempts: int = Field(default=4, ge=1, le=20)
+    backoff_base_seconds: float = Field(default=0.5, gt=0)
+    backoff_cap_seconds: float = Field(default=30.0, gt=0)
+    order_amount_units: Literal["human", "base"] = "human"
+    limit_from_wallet_field: Literal["token", "wallet"] = "token"
+    orders_page_size: int = Field(default=50, ge=1, le=1000)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+
+class ChainSettings(_Section):
+    """`[chain]`: the Aptos node. The bot refuses to run when the node's chain id differs."""
+
+    node_url: str = "https://api.mainnet.aptoslabs.com/v1"
+    chain_id: int = Field(default=MAINNET_CHAIN_ID, ge=0, le=255)
+    request_timeout_seconds: float = Field(default=20.0, gt=0)
+
+
+class WalletSettings(_Section):
+    """`[wallet]`: the account that trades. The key comes from a 0600 file or the environment."""
+
+    address: str | None = None
+    key_file: Path | None = None
+    private_key: SecretStr | None = None
+
+    @field_validator("address")
+    @classmethod
+    def _valid_address(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            return str(Address.parse(value))
+        except AddressError as exc:
+            raise ValueError(str(exc)) from None
+
+
+class JournalSettings(_Section):
+    """`[journal]`: where every order, intent and transaction is recorded."""
+
+    url: str = "sqlite:///data/bot.db"
+
+
+class SchedulerSettings(_Section):
+    """`[scheduler]`: timing of the daemon's own jobs."""
+
+    tracker_interval_seconds: int = Field(default=60, ge=1)
+    strategy_timeout_seconds: int = Field(default=30, ge=1)
+    misfire_grace_seconds: int = Field(default=30, ge=1)
+
+
+class RiskSettings(_Section):
+    """`[risk]`: limits checked before an intent is written and before anything is signed."""
+
+    max_slippage_percent: Decimal = Field(default=Decimal("1"), ge=0, le=100)
+    max_gas_amount: int = Field(default=200_000, ge=1)
+    max_open_orders: int = Field(default=20, ge=0)
+    per_transaction_caps: dict[str, Decimal] = Field(default_factory=dict)
+    daily_spend_caps: dict[str, Decimal] = Field(default_factory=dict)
+    allowed_tokens: list[str] = Field(default_factory=list)
+
+    @field_validator("per_transaction_caps", "daily_spend_caps")
+    @classmethod
+    def _non_negative(cls, caps: dict[str, Decimal]) -> dict[str, Decimal]:
+        for token, cap in caps.items():
+            if not cap.is_finite() or cap < 0:
+                raise ValueError(f"cap for {token} must be a non-negative amount")
+        return caps
+
+
+class LogSettings(_Section):
+    """`[log]`: output format and level."""
+
+    format: Literal["console", "json"] = "console"
+    level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+class Schedule(_Section):
+    """When a strategy ticks: every N seconds, or a cron expression (UTC)."""
+
+    interval_seconds: int | None = Field(default=None, ge=1)
+    cron: str | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Schedule:
+        if (self.interval_seconds is None) == (self.cron is None):
+            raise ValueError("give exactly one of interval_seconds and cron")
+        return self
+
+
+class StrategyEntry(_Section):
+    """One `[[strategies]]` entry: a named instance of a plugin with its parameters."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    plugin: str
+    schedule: Schedule
+    enabled: bool = True
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class Settings(BaseSettings):
+    """The whole configuration. Build it with `load_settings`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="BOT_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        frozen=True,
+    )
+
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    chain: ChainSettings = Field(default_factory=ChainSettings)
+    wallet: WalletSettings = Field(default_factory=WalletSettings)
+    journal: JournalSettings = Field(default_factory=JournalSettings)
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    risk: RiskSettings = Field(default_factory=RiskSettings)
+    log: LogSettings = Field(default_factory=LogSettings)
+    strategies: list[StrategyEntry] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_strategy_names(self) -> Settings:
+        seen: set[str] = set()
+        for entry in self.strategies:
+            if entry.name in seen:
+                raise ValueError(f"strategy name {entry.name!r} is used twice")
+            seen.add(entry.name)
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Sources in priority order: the environment, then the TOML file's values."""
+        # The TOML file arrives as init values; the environment overrides it.
+        return (env_settings, init_settings)
+
+    def masked(self) -> dict[str, Any]:
+        """The settings as plain data with every secret replaced by `********`."""
+        masked: dict[str, Any] = _mask(self.model_dump(mode="json"))
+        return masked
+
+
+class ConfigError(Exception):
+    """The configuration is invalid; `problems` has one line per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+def _mask(data: Any, key: str = "") -> Any:
+    if isinstance(data, dict):
+        return {k: _mask(v, k) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_mask(v, key) for v in data]
+    if key in SECRET_KEYS and data not in (None, ""):
+        return "********"
+    return data
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    location = ".".join(str(part) for part in error.get("loc", ())) or "(top level)"
+    message = str(error.get("msg", "invalid"))
+    if error.get("type") == "extra_forbidden":
+        return f"{location}: unknown key (check the spelling; see config.example.toml)"
+    if any(str(part) in SECRET_KEYS for part in error.get("loc", ())):
+        return f"{location}: {message} (value hidden)"
+    value = error.get("input")
+    shown = repr(value) if not isinstance(value, dict | list) else type(value).__name__
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return f"{location}: {message} (got {shown})"
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Read a TOML file; raise `ConfigError` with the file, line and column on a syntax error."""
+    try:
+        with path.open("rb") as handle:
+            # Decimal, not float: money settings (caps, slippage) stay exact.
+            data: dict[str, Any] = tomllib.load(handle, parse_float=Decimal)
+            return data
+    except FileNotFoundError:
+        raise ConfigError([f"{path}: no such config file"]) from None
+    except IsADirectoryError:
+        raise ConfigError([f"{path}: is a directory, not a config file"]) from None
+    except PermissionError:
+        raise ConfigError([f"{path}: permission denied"]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"{path}: invalid TOML: {exc}"]) from None
+    except UnicodeDecodeError:
+        raise ConfigError([f"{path}: not UTF-8 text"]) from None
+
+
+def load_settings(path: Path | None) -> Settings:
+    """Load the settings from `path` (or defaults only) and the `BOT_…` environment.
+
+    Args:
+        path: the TOML file; None means built-in defaults plus environment.
+
+    Raises:
+        ConfigError: every problem, one line each, secrets masked.
+    """
+    data = read_toml(path) if path is not None else {}
+    try:
+        return Settings(**data)
+    except ValidationError as exc:
+        raise ConfigError([_describe(e) for e in exc.errors()]) from None

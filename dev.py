@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Set-up and entry point for a fresh clone: `python3 dev.py demo` and `python3 dev.py test`.
+
+Each command creates `.venv/` on first use (or when `pyproject.toml` changes), installs the
+project with its dev extras into it, and then runs. Nothing has to be installed by hand
+beyond Python 3.11+ itself. Uses only the standard library.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+STAMP = VENV / ".installed-from"
+
+
+def _venv_python() -> Path:
+    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def _ensure_venv() -> Path:
+    """Create the virtual environment and install the project when needed."""
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    python = _venv_python()
+    if python.exists() and STAMP.exists() and STAMP.read_text().strip() == wanted:
+        return python
+    if not python.exists():
+        print(f"dev.py: creating {VENV.relative_to(ROOT)}/", file=sys.stderr)
+        venv.EnvBuilder(with_pip=True, clear=False).create(VENV)
+    print("dev.py: installing the project and its dev extras", file=sys.stderr)
+    pip = [str(python), "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "install", "-e", f"{ROOT}[dev]"], check=True)
+    STAMP.write_text(wanted)
+    return python
+
+
+def _run(args: list[str]) -> int:
+    return subprocess.run(args, cwd=ROOT).returncode
+
+
+def main(argv: list[str]) -> int:
+    """Dispatch `demo`, `test` or `bot …` after making sure the environment is ready."""
+    if not argv or argv[0] not in {"demo", "test", "bot"}:
+        print("usage: python3 dev.py demo | test [pytest args] | bot [args]", file=sys.stderr)
+        return 2
+    python = str(_ensure_venv())
+    command, rest = argv[0], argv[1:]
+    if command == "bot":
+        return _run([python, "-m", "bot", *rest])
+    if command == "demo":
+        return _run([python, "-m", "bot", "--config", "config.example.toml", "config", "check"])
+    # test: static checks first (fast, and they name the file and line), then the suite.
+    for check in (
+        [python, "-m", "ruff", "check", "bot", "strategies", "tests", "bench", "dev.py"],
+        [python, "-m", "mypy"],
+    ):
+        code = _run(check)
+        if code:
+            return code
+    return _run([python, "-m", "pytest", *rest])
+
+
+if __name__ == "__main__":
+    if sys.version_info < (3, 11):  # noqa: UP036 - a clear message on an old interpreter
+        sys.exit(f"Python 3.11 or newer is required (this is {sys.version.split()[0]}).")
+    sys.exit(main(sys.argv[1:]))
