@@ -1,0 +1,136 @@
+"""The `bot` command as a user runs it: a real subprocess, exit codes, stdout and stderr."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.loopback import serve
+from tests.support.provider_stub import APT, ProviderStub
+
+ROOT = Path(__file__).resolve().parents[2]
+API_KEY = "cli-test-key-7d2a41b9"
+
+
+def run_bot(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[tuple[str, ProviderStub]]:
+    stub = ProviderStub()
+    with serve(stub) as url:
+        yield url, stub
+
+
+def test_version_and_help() -> None:
+    result = run_bot("--version")
+    assert result.returncode == 0 and result.stdout.startswith("bot ")
+    for verb in (["prices"], ["quote"], ["config", "check"], ["config", "show"]):
+        help_result = run_bot(*verb, "--help")
+        assert help_result.returncode == 0, help_result.stderr
+        assert "Usage" in help_result.stdout
+
+
+def test_help_never_shows_secrets_from_the_environment() -> None:
+    env = {"BOT_API__API_KEY": API_KEY, "BOT_WALLET__PRIVATE_KEY": "ed25519-priv-0x" + "11" * 32}
+    for verb in ([], ["prices"], ["quote"], ["config", "show"]):
+        result = run_bot(*verb, "--help", env=env)
+        assert API_KEY not in result.stdout + result.stderr
+        assert "11" * 32 not in result.stdout + result.stderr
+
+
+def test_config_check_accepts_the_example() -> None:
+    result = run_bot("config", "check", "config.example.toml")
+    assert result.returncode == 0, result.stderr
+    assert "config OK" in result.stdout
+
+
+def test_config_check_reports_each_problem_on_one_line_with_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[api]\nchain_id = "x"\nbase_urll = "http://a"\n[risk]\nmax_gas_amount = -1\n')
+    result = run_bot("config", "check", str(bad), env={"BOT_API__API_KEY": API_KEY})
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 3
+    assert any("api.chain_id" in line and "'x'" in line for line in lines)
+    assert any("api.base_urll" in line and "unknown key" in line for line in lines)
+    assert any("risk.max_gas_amount" in line for line in lines)
+    assert API_KEY not in result.stderr
+
+
+def test_config_show_masks_secrets() -> None:
+    result = run_bot(
+        "-c", "config.example.toml", "config", "show", env={"BOT_API__API_KEY": API_KEY}
+    )
+    assert result.returncode == 0
+    assert API_KEY not in result.stdout
+    assert '"api_key": "********"' in result.stdout
+
+
+def test_a_missing_config_file_is_a_usage_error() -> None:
+    result = run_bot("-c", "/nonexistent/bot.toml", "config", "check")
+    assert result.returncode == 2
+    assert "no such config file" in result.stderr
+
+
+def test_prices_shows_a_table_and_the_credit_line(provider: tuple[str, ProviderStub]) -> None:
+    url, stub = provider
+    result = run_bot("prices", "APT", env={"BOT_API__BASE_URL": url, "BOT_API__API_KEY": API_KEY})
+    assert result.returncode == 0, result.stderr
+    assert "APT" in result.stdout and "5.12345678" in result.stdout
+    assert result.stdout.strip().splitlines()[-1] == "Prices by Panora"
+    # "APT" is a symbol: resolved through the full list, then asked for by address.
+    assert stub.requests[-1].param("tokenAddress") == APT
+    assert API_KEY not in result.stdout + result.stderr
+
+
+def test_quote_needs_exactly_one_of_sell_and_buy() -> None:
+    for args in (["APT", "USDC"], ["APT", "USDC", "--sell", "1", "--buy", "2"]):
+        result = run_bot("quote", *args)
+        assert result.returncode == 2
+        assert "exactly one of --sell" in result.stderr
+    result = run_bot("quote", "APT", "USDC", "--sell", "ten")
+    assert result.returncode == 2 and "--sell" in result.stderr
+
+
+def test_quote_prints_amounts_and_credit(provider: tuple[str, ProviderStub]) -> None:
+    url, stub = provider
+    result = run_bot(
+        "quote",
+        APT,
+        "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b",
+        "--sell",
+        "10",
+        env={"BOT_API__BASE_URL": url},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "receive 51.123456" in result.stdout
+    assert "at least 50.867838" in result.stdout
+    assert stub.requests[-1].path == "/swap/quote"
+
+
+def test_an_unreachable_provider_fails_with_one_line_and_exit_1() -> None:
+    from tests.support.loopback import closed_port
+
+    env = {"BOT_API__BASE_URL": f"http://127.0.0.1:{closed_port()}", "BOT_API__MAX_ATTEMPTS": "1"}
+    result = run_bot("prices", "--all", env=env)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1].startswith("bot: error: GET /prices: not sent")
