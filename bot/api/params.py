@@ -36,6 +36,7 @@ AUTO: Final = "auto"
 Slippage = Decimal | Literal["auto"]
 _FEE_ADDRESS_RE: Final = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _MAX_INCLUDE_POOLS: Final = 10
+MAX_PAGE_SIZE: Final = 1000
 
 
 def _places(variant: SwapVariant) -> int:
@@ -83,9 +84,11 @@ def _check_period(field: str, period: str) -> str:
     return period
 
 
-def _check_count(field: str, value: int, minimum: int = 1) -> int:
+def _check_count(field: str, value: int, minimum: int = 1, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise RequestRuleError(field, f"must be a whole number ≥ {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise RequestRuleError(field, f"must be at most {maximum}, got {value}")
     return value
 
 
@@ -355,13 +358,18 @@ class GetOrdersRequest:
 
     def to_body(self, prefix: str) -> dict[str, Any]:
         """The JSON body; `status` is a list filter (`active`/`completed`), not a status."""
-        status = OrderFilter(self.status)
+        try:
+            status = OrderFilter(self.status)
+        except ValueError:
+            raise RequestRuleError(
+                "status", f"must be active or completed (a list filter), got {self.status!r}"
+            ) from None
         body: dict[str, Any] = {
             "chainId": self.chain_id,
             "toWalletAddress": _check_address("toWalletAddress", self.wallet),
             "status": status.value,
             "txDetails": bool(self.tx_details),
-            "limit": _check_count("limit", self.limit),
+            "limit": _check_count("limit", self.limit, maximum=MAX_PAGE_SIZE),
             "pageNumber": _check_count("pageNumber", self.page_number),
         }
         if self.order_id is not None:

@@ -105,12 +105,17 @@ Flag = Annotated[bool, BeforeValidator(_flag)]
 
 
 def unprefix_keys(data: dict[str, Any], prefix: str) -> dict[str, Any]:
-    """Rename `<prefix>Xyz` keys to the spec's `svcXyz` (both spellings are read)."""
+    """Rename `<prefix>Xyz` keys to the spec's `svcXyz` (both spellings are read).
+
+    Nested objects (e.g. a createOrder body's `data`) are renamed too; lists are left as is.
+    """
     if not prefix or prefix == SPEC_PREFIX:
         return data
     n = len(prefix)
     renamed: dict[str, Any] = {}
     for key, value in data.items():
+        if isinstance(value, dict):
+            value = unprefix_keys(value, prefix)
         if key.startswith(prefix) and len(key) > n and key[n].isupper():
             spec_key = SPEC_PREFIX + key[n:]
             renamed.setdefault(spec_key, value)

@@ -78,6 +78,9 @@ class Token:
             return item.get(f"svc{name}", item.get(f"{prefix}{name}"))
 
         tags = pick("Tags") or ()
+        if isinstance(tags, str):  # a comma-separated text (wire-decisions #1)
+            tags = [t.strip() for t in tags.split(",") if t.strip()]
+        ui = pick("UI")
         return cls(
             decimals=int(item["decimals"]),
             symbol=str(item.get("symbol") or "?"),
@@ -85,7 +88,7 @@ class Token:
             fa_address=item.get("faAddress") or None,
             name=item.get("name"),
             provider_symbol=pick("Symbol"),
-            ui=bool(pick("UI")),
+            ui=ui.strip().lower() == "true" if isinstance(ui, str) else bool(ui),
             tags=tuple(str(t) for t in tags),
         )
 
@@ -137,6 +140,8 @@ class TokenBook:
         if token is not None:
             return token
         matches = self._by_symbol.get(name.strip().lower(), [])
+        if len(matches) > 1:  # a Banned look-alike never makes a real token ambiguous
+            matches = [t for t in matches if not t.banned] or matches
         if len(matches) == 1:
             return matches[0]
         if not matches:
