@@ -34,6 +34,9 @@ __all__ = [
     "ConfigError",
     "JournalSettings",
     "LogSettings",
+    "PaperFaultSettings",
+    "PaperFunding",
+    "PaperSettings",
     "RiskSettings",
     "SchedulerSettings",
     "Settings",
@@ -159,6 +162,63 @@ class Schedule(_Section):
         return self
 
 
+class PaperFaultSettings(_Section):
+    """Faults the paper world injects, per request, seeded (all off by default)."""
+
+    seed: int = 7
+    latency_ms: int = Field(default=0, ge=0)
+    rate_limited: Decimal = Field(default=Decimal(0), ge=0, le=1)
+    server_error: Decimal = Field(default=Decimal(0), ge=0, le=1)
+    timeout: Decimal = Field(default=Decimal(0), ge=0, le=1)
+    timeout_seconds: float = Field(default=30.0, gt=0)
+    drop_after_apply: Decimal = Field(default=Decimal(0), ge=0, le=1)
+    malformed_body: Decimal = Field(default=Decimal(0), ge=0, le=1)
+    endpoints: list[str] = Field(default_factory=list)
+    """Paths the faults apply to (empty: every endpoint)."""
+
+
+class PaperFunding(_Section):
+    """A wallet funded by the paper faucet at start-up."""
+
+    wallet: str
+    token: str
+    amount: Decimal = Field(gt=0)
+
+
+class PaperSettings(_Section):
+    """`[paper]`: the simulated market (and, from #5, the simulated node)."""
+
+    seed: int = 42
+    start: str = "2026-01-01T00:00:00Z"
+    clock: Literal["real", "accelerated", "stepped"] = "accelerated"
+    speed: float = Field(default=60.0, gt=0)
+    api_keys: list[str] = Field(default_factory=lambda: ["paper-demo-key"])
+    rate_limit_per_second: float = Field(default=50.0, gt=0)
+    rate_limit_burst: int = Field(default=50, ge=1)
+    price_step_seconds: int = Field(default=60, ge=1)
+    prices_file: Path | None = None
+    start_prices: dict[str, Decimal] = Field(default_factory=dict)
+    pool_depth_usd: Decimal = Field(default=Decimal("2000000"), gt=0)
+    pool_fee_bps: int = Field(default=25, ge=0, lt=10_000)
+    platform_fee_bps: int = Field(default=10, ge=0, lt=10_000)
+    keeper_fee_bps: int = Field(default=5, ge=0, lt=10_000)
+    order_amount_units: Literal["human", "base"] = "human"
+    snapshot_file: Path | None = None
+    funding: list[PaperFunding] = Field(default_factory=list)
+    faults: PaperFaultSettings = Field(default_factory=PaperFaultSettings)
+
+    @field_validator("start")
+    @classmethod
+    def _aware_time(cls, value: str) -> str:
+        from bot.clock import parse_utc
+
+        try:
+            parse_utc(value)
+        except ValueError:
+            raise ValueError("must be an ISO-8601 time, e.g. 2026-01-01T00:00:00Z") from None
+        return value
+
+
 class StrategyEntry(_Section):
     """One `[[strategies]]` entry: a named instance of a plugin with its parameters."""
 
@@ -186,6 +246,7 @@ class Settings(BaseSettings):
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     risk: RiskSettings = Field(default_factory=RiskSettings)
     log: LogSettings = Field(default_factory=LogSettings)
+    paper: PaperSettings = Field(default_factory=PaperSettings)
     strategies: list[StrategyEntry] = Field(default_factory=list)
 
     @model_validator(mode="after")

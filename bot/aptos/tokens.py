@@ -99,6 +99,7 @@ class TokenBook:
     def __init__(self, tokens: Iterable[Token] = ()) -> None:
         self._by_key: dict[str, Token] = {}
         self._by_symbol: dict[str, list[Token]] = {}
+        self._by_provider_symbol: dict[str, list[Token]] = {}
         for token in tokens:
             self.add(token)
 
@@ -106,9 +107,12 @@ class TokenBook:
         """Index a token (a later entry with the same identity replaces the earlier one)."""
         for key in token.keys:
             self._by_key[key] = token
-        for symbol in {token.symbol, token.provider_symbol}:
+        for index, symbol in (
+            (self._by_symbol, token.symbol),
+            (self._by_provider_symbol, token.provider_symbol),
+        ):
             if symbol:
-                bucket = self._by_symbol.setdefault(symbol.lower(), [])
+                bucket = index.setdefault(symbol.lower(), [])
                 if token not in bucket:
                     bucket.append(token)
 
@@ -130,7 +134,11 @@ class TokenBook:
             return None
 
     def find(self, name: str) -> Token:
-        """The token named by a coin type, an FA address or a (provider) symbol.
+        """The token named by a coin type, an FA address or a symbol.
+
+        A symbol is looked up first among the provider's symbols (`USDC` is native USDC,
+        bridged copies are `lzUSDC`, `whUSDC`…), then among on-chain symbols. Tokens tagged
+        Banned never make a real token's symbol ambiguous.
 
         Raises:
             TokenLookupError: unknown, or a symbol shared by several tokens (the message
@@ -139,11 +147,16 @@ class TokenBook:
         token = self.get(name)
         if token is not None:
             return token
-        matches = self._by_symbol.get(name.strip().lower(), [])
-        if len(matches) > 1:  # a Banned look-alike never makes a real token ambiguous
-            matches = [t for t in matches if not t.banned] or matches
-        if len(matches) == 1:
-            return matches[0]
+        wanted = name.strip().lower()
+        matches: list[Token] = []
+        for index in (self._by_provider_symbol, self._by_symbol):
+            matches = index.get(wanted, [])
+            if len(matches) > 1:
+                matches = [t for t in matches if not t.banned] or matches
+            if len(matches) == 1:
+                return matches[0]
+            if matches:
+                break
         if not matches:
             raise TokenLookupError(f"unknown token {name!r}")
         listed = ", ".join(t.address for t in matches[:5])

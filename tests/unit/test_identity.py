@@ -217,13 +217,20 @@ def test_book_finds_by_provider_symbol(book: TokenBook) -> None:
     )
 
 
+def test_provider_symbol_picks_native_usdc_over_bridged_copies(book: TokenBook) -> None:
+    # On-chain, five tokens are called USDC; the provider's symbols tell them apart.
+    assert book.find("USDC").fa_address == (
+        "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"
+    )
+    assert book.find("whUSDC").provider_symbol == "whUSDC"
+
+
 def test_ambiguous_symbol_lists_addresses(book: TokenBook) -> None:
     with pytest.raises(TokenLookupError, match="ambiguous") as info:
-        book.find("USDC")
+        book.find("WETH")
     message = str(info.value)
-    assert "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b" in message
     assert (
-        "0xf22bede237a07e121b56d91a491eb7bcdfd1f5907926a9e58338f964a01b17fa::asset::USDC" in message
+        "0xf22bede237a07e121b56d91a491eb7bcdfd1f5907926a9e58338f964a01b17fa::asset::WETH" in message
     )
 
 

@@ -1,0 +1,106 @@
+"""The one clock abstraction: real, accelerated or stepped time, always aware UTC.
+
+Code that needs the time takes a `Clock` and calls `now()`; nothing reads the wall clock
+directly. asyncio and APScheduler still run on real time (they cannot follow a simulated
+clock), so simulated runs are driven by stepping a `SteppedClock` from our own driver.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "AcceleratedClock",
+    "Clock",
+    "RealClock",
+    "SteppedClock",
+    "ensure_utc",
+    "parse_utc",
+]
+
+
+def ensure_utc(moment: datetime) -> datetime:
+    """`moment` as aware UTC; a naive datetime is refused (it has no defined meaning here)."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"naive datetime {moment.isoformat()} (use timezone-aware UTC)")
+    return moment.astimezone(UTC)
+
+
+def parse_utc(text: str) -> datetime:
+    """Parse an ISO-8601 time; `Z` and offsets accepted, a missing offset means UTC."""
+    parsed = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """Tells the current time as an aware UTC datetime."""
+
+    def now(self) -> datetime:
+        """The current time (aware, UTC)."""
+        ...
+
+
+class RealClock:
+    """The wall clock."""
+
+    def now(self) -> datetime:
+        """The current wall-clock time in UTC."""
+        return datetime.now(UTC)
+
+
+class SteppedClock:
+    """Time that moves only when told: tests, paper demos and backtests.
+
+    It never moves backwards: `advance_to` an earlier time is refused.
+    """
+
+    def __init__(self, start: datetime) -> None:
+        self._now = ensure_utc(start)
+
+    def now(self) -> datetime:
+        """The current simulated time."""
+        return self._now
+
+    def advance(self, delta: timedelta) -> datetime:
+        """Move forward by `delta` (≥ 0); returns the new time."""
+        if delta < timedelta(0):
+            raise ValueError("a stepped clock does not move backwards")
+        self._now += delta
+        return self._now
+
+    def advance_to(self, moment: datetime) -> datetime:
+        """Move forward to `moment` (not before the current time); returns it."""
+        target = ensure_utc(moment)
+        if target < self._now:
+            raise ValueError(
+                f"cannot move back from {self._now.isoformat()} to {target.isoformat()}"
+            )
+        self._now = target
+        return self._now
+
+
+class AcceleratedClock:
+    """Real time sped up by `factor` from a chosen start: an hour per minute at ×60.
+
+    Derived from a monotonic counter, so changes of the wall clock do not make it jump.
+    """
+
+    def __init__(self, start: datetime, factor: float) -> None:
+        if factor <= 0:
+            raise ValueError("factor must be positive")
+        self._start = ensure_utc(start)
+        self._factor = factor
+        self._origin = time.monotonic()
+
+    @property
+    def factor(self) -> float:
+        """Simulated seconds per real second."""
+        return self._factor
+
+    def now(self) -> datetime:
+        """Start plus elapsed real time × factor."""
+        elapsed = (time.monotonic() - self._origin) * self._factor
+        return self._start + timedelta(seconds=elapsed)

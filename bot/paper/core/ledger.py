@@ -1,0 +1,114 @@
+"""Balances of every account and token, in integer base units, conserved to the unit.
+
+Accounts are plain strings: a wallet's canonical address, `escrow:<order id>`, `market`
+(the outside world behind the liquidity pools, which may go negative), and fee sinks
+(`fees:platform`, `fees:integrator`, `fees:keeper`, `gas`). Tokens are canonical token
+keys (coin type or FA address text, see `bot.aptos.tokens.token_key`).
+
+Invariant: for every token, the sum over all accounts equals what was minted.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Final
+
+__all__ = ["MARKET", "InsufficientFunds", "Ledger", "escrow_account"]
+
+MARKET: Final = "market"
+
+
+class InsufficientFunds(Exception):
+    """An account does not hold enough of a token for a transfer."""
+
+    def __init__(self, account: str, token: str, needed: int, held: int) -> None:
+        super().__init__(f"{account} holds {held} of {token}, needs {needed} (base units)")
+        self.account = account
+        self.token = token
+        self.needed = needed
+        self.held = held
+
+
+def escrow_account(order_id: str) -> str:
+    """The account holding an order's escrowed funds."""
+    return f"escrow:{order_id}"
+
+
+class Ledger:
+    """Integer balances per (account, token); only `MARKET` may go negative."""
+
+    def __init__(self) -> None:
+        self._balances: dict[str, dict[str, int]] = defaultdict(dict)
+        self._minted: dict[str, int] = defaultdict(int)
+
+    def balance(self, account: str, token: str) -> int:
+        """Base units of `token` held by `account` (0 when never touched)."""
+        return self._balances.get(account, {}).get(token, 0)
+
+    def balances(self, account: str) -> dict[str, int]:
+        """Every non-zero balance of one account."""
+        return {t: v for t, v in self._balances.get(account, {}).items() if v}
+
+    def mint(self, account: str, token: str, amount: int) -> None:
+        """Create `amount` of `token` in `account` (the paper faucet)."""
+        _check_amount(amount)
+        self._add(account, token, amount)
+        self._minted[token] += amount
+
+    def transfer(self, token: str, source: str, target: str, amount: int) -> None:
+        """Move `amount` base units; raises `InsufficientFunds` (nothing moved) if short."""
+        _check_amount(amount)
+        if amount == 0 or source == target:
+            return
+        held = self.balance(source, token)
+        if source != MARKET and held < amount:
+            raise InsufficientFunds(source, token, amount, held)
+        self._add(source, token, -amount)
+        self._add(target, token, amount)
+
+    def _add(self, account: str, token: str, delta: int) -> None:
+        book = self._balances[account]
+        book[token] = book.get(token, 0) + delta
+
+    def total(self, token: str) -> int:
+        """The sum of `token` over all accounts (equals `minted(token)`)."""
+        return sum(book.get(token, 0) for book in self._balances.values())
+
+    def minted(self, token: str) -> int:
+        """All of `token` ever minted."""
+        return self._minted.get(token, 0)
+
+    def tokens(self) -> set[str]:
+        """Every token any account ever held."""
+        return {t for book in self._balances.values() for t in book} | set(self._minted)
+
+    def check_conservation(self) -> None:
+        """Raise `AssertionError` naming the token if any token is not conserved."""
+        for token in self.tokens():
+            if self.total(token) != self.minted(token):
+                raise AssertionError(
+                    f"{token}: accounts hold {self.total(token)}, minted {self.minted(token)}"
+                )
+
+    def dump(self) -> dict[str, dict[str, str]]:
+        """Non-zero balances as JSON-safe text (for snapshots)."""
+        return {
+            account: {t: str(v) for t, v in book.items() if v}
+            for account, book in self._balances.items()
+            if any(book.values())
+        } | {"__minted__": {t: str(v) for t, v in self._minted.items()}}
+
+    @classmethod
+    def load(cls, data: dict[str, dict[str, str]]) -> Ledger:
+        """Rebuild from `dump()` output."""
+        ledger = cls()
+        for account, book in data.items():
+            target = ledger._minted if account == "__minted__" else ledger._balances[account]
+            for token, value in book.items():
+                target[token] = int(value)
+        return ledger
+
+
+def _check_amount(amount: int) -> None:
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
+        raise ValueError(f"amount must be a non-negative int of base units, got {amount!r}")

@@ -1,0 +1,175 @@
+"""Constant-product liquidity pools, re-anchored to the oracle price as time moves.
+
+Every pair of tokens trades through one virtual pool whose reserves, at each new price
+point of either token, are reset so that each side is worth `depth_usd` at the oracle
+price. Between price points, trades move the reserves (real price impact that persists
+until the next re-anchor). All amounts are integer base units; the arithmetic is exact
+integer math with rounding always in the pool's favour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import ROUND_FLOOR, Decimal, localcontext
+from typing import Final, Protocol
+
+from bot.aptos.tokens import Token
+
+__all__ = ["InsufficientLiquidity", "Pool", "PoolBook", "PoolSettings", "PriceOracle"]
+
+_BPS: Final = 10_000
+
+
+class InsufficientLiquidity(Exception):
+    """The pool cannot deliver the amount asked for."""
+
+
+class PriceOracle(Protocol):
+    """What the pools need from the price book."""
+
+    def usd(self, token: str, at: datetime) -> Decimal:
+        """The internal USD price of a token at a time."""
+        ...
+
+    def step_start(self, token: str, at: datetime) -> datetime | None:
+        """When the price point in force at `at` began (re-anchoring happens then)."""
+        ...
+
+
+@dataclass(frozen=True)
+class PoolSettings:
+    """Depth (USD per side at anchor), swap fee and the DEX name shown in routes."""
+
+    depth_usd: Decimal = Decimal("2000000")
+    fee_bps: int = 25
+    dex_name: str = "PaperSwap"
+
+    def __post_init__(self) -> None:
+        if not (self.depth_usd > 0 and 0 <= self.fee_bps < _BPS):
+            raise ValueError("depth_usd must be > 0 and fee_bps in [0, 10000)")
+
+
+@dataclass
+class Pool:
+    """Reserves of one pair (`sell` side x, `buy` side y are chosen per call)."""
+
+    token_a: Token
+    token_b: Token
+    reserve_a: int
+    reserve_b: int
+    anchor: tuple[datetime | None, datetime | None]
+    settings: PoolSettings
+
+    def reserves(self, sell: Token) -> tuple[int, int]:
+        """(reserve of the sold token, reserve of the bought token)."""
+        if sell.keys == self.token_a.keys:
+            return self.reserve_a, self.reserve_b
+        return self.reserve_b, self.reserve_a
+
+    def out_for_in(self, sell: Token, amount_in: int) -> int:
+        """Bought base units for `amount_in` sold (after the pool fee), rounded down."""
+        x, y = self.reserves(sell)
+        effective = amount_in * (_BPS - self.settings.fee_bps)
+        return (y * effective) // (x * _BPS + effective) if amount_in > 0 else 0
+
+    def in_for_out(self, sell: Token, amount_out: int) -> int:
+        """Sold base units needed to receive `amount_out`, rounded up."""
+        x, y = self.reserves(sell)
+        if amount_out >= y:
+            raise InsufficientLiquidity(f"pool holds {y} base units, {amount_out} asked")
+        if amount_out <= 0:
+            return 0
+        effective = -(-x * amount_out // (y - amount_out))  # ceil
+        return -(-effective * _BPS // (_BPS - self.settings.fee_bps))
+
+    def max_in_at_rate(self, sell: Token, min_rate_base: Decimal) -> int:
+        """Largest amount sold whose average rate (bought/sold, base units) is ≥ the rate.
+
+        From out/in = y·f/(x + f·in) ≥ R it follows in ≤ y/R − x/f (f = 1 − fee).
+        """
+        if min_rate_base <= 0:
+            raise ValueError("rate must be positive")
+        x, y = self.reserves(sell)
+        fee_keep = Decimal(_BPS - self.settings.fee_bps) / _BPS
+        with localcontext() as ctx:
+            ctx.prec = 60
+            bound = (Decimal(y) / min_rate_base - Decimal(x) / fee_keep).to_integral_value(
+                rounding=ROUND_FLOOR
+            )
+        high = max(0, int(bound)) + 1  # the rounded bound, plus one to be safe
+        # out_for_in(a)/a falls as a grows, so "average rate ≥ R" holds on [0, answer]:
+        # binary search for the largest such a (integer rounding only lowers it).
+        low = 0
+        while low < high:
+            mid = (low + high + 1) // 2
+            if Decimal(self.out_for_in(sell, mid)) >= min_rate_base * mid:
+                low = mid
+            else:
+                high = mid - 1
+        return low
+
+    def apply(self, sell: Token, amount_in: int, amount_out: int) -> None:
+        """Record an executed trade: the pool gains what was sold, loses what was bought."""
+        if sell.keys == self.token_a.keys:
+            self.reserve_a += amount_in
+            self.reserve_b -= amount_out
+        else:
+            self.reserve_b += amount_in
+            self.reserve_a -= amount_out
+
+
+class PoolBook:
+    """One pool per pair of tokens, created on first use and re-anchored to the oracle."""
+
+    def __init__(
+        self,
+        oracle: PriceOracle,
+        settings: PoolSettings | None = None,
+        overrides: dict[frozenset[str], PoolSettings] | None = None,
+    ) -> None:
+        self._oracle = oracle
+        self._default = settings or PoolSettings()
+        self._overrides = dict(overrides or {})
+        self._pools: dict[frozenset[str], Pool] = {}
+
+    def settings_for(self, a: Token, b: Token) -> PoolSettings:
+        """The depth/fee of a pair (an override, or the default)."""
+        return self._overrides.get(frozenset((a.address, b.address)), self._default)
+
+    def pool(self, sell: Token, buy: Token, at: datetime) -> Pool:
+        """The pool of the pair as of `at`, re-anchored if a new price point began."""
+        if sell.keys == buy.keys:
+            raise ValueError(f"cannot swap {sell.symbol} for itself")
+        key = frozenset((sell.address, buy.address))
+        anchor = (
+            self._oracle.step_start(sell.address, at),
+            self._oracle.step_start(buy.address, at),
+        )
+        pool = self._pools.get(key)
+        if pool is not None:
+            ordered = anchor if pool.token_a.keys == sell.keys else (anchor[1], anchor[0])
+            if pool.anchor == ordered:
+                return pool
+        settings = self.settings_for(sell, buy)
+        reserve_sell = _reserve(settings.depth_usd, self._oracle.usd(sell.address, at), sell)
+        reserve_buy = _reserve(settings.depth_usd, self._oracle.usd(buy.address, at), buy)
+        pool = Pool(sell, buy, reserve_sell, reserve_buy, anchor, settings)
+        self._pools[key] = pool
+        return pool
+
+    def marginal_rate(self, sell: Token, buy: Token, at: datetime) -> Decimal:
+        """Human units of `buy` per unit of `sell` for a tiny trade, after the pool fee."""
+        pool = self.pool(sell, buy, at)
+        x, y = pool.reserves(sell)
+        keep = Decimal(_BPS - pool.settings.fee_bps) / _BPS
+        with localcontext() as ctx:
+            ctx.prec = 40
+            return (Decimal(y) / Decimal(x) * keep).scaleb(sell.decimals - buy.decimals)
+
+
+def _reserve(depth_usd: Decimal, usd_price: Decimal, token: Token) -> int:
+    with localcontext() as ctx:
+        ctx.prec = 60
+        units = (depth_usd / usd_price).scaleb(token.decimals)
+        return max(1, int(units.to_integral_value(rounding=ROUND_FLOOR)))

@@ -1,0 +1,265 @@
+"""Swap quotes and swap execution: the one code path for every trade in the paper world.
+
+`quote_swap` prices an ExactIn or ExactOut trade against the pool (platform and
+integrator fees, slippage, `auto` slippage ≤ 5%); `execute_swap` moves the funds in the
+ledger at the pool state of its time and refuses a result under the minimum. Quotes
+(`/swap`), router transactions (the node) and DCA/limit fills all go through here, so a
+backtest and the paper world give the same fills to the base unit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import ROUND_CEILING, ROUND_UP, Decimal, localcontext
+from typing import Final, Literal
+
+from bot.aptos.tokens import Token
+from bot.paper.core.ledger import MARKET, Ledger
+from bot.paper.core.pools import PoolBook
+
+__all__ = [
+    "MAX_AUTO_SLIPPAGE",
+    "FeeSettings",
+    "SlippageExceeded",
+    "SwapError",
+    "SwapExecution",
+    "SwapTerms",
+    "execute_swap",
+    "quote_swap",
+]
+
+MAX_AUTO_SLIPPAGE: Final = Decimal("5")
+MIN_AUTO_SLIPPAGE: Final = Decimal("0.5")
+_HUNDRED: Final = Decimal(100)
+_BPS: Final = 10_000
+
+
+class SwapError(ValueError):
+    """A swap that cannot be quoted or executed (too small, too large, same token)."""
+
+
+class SlippageExceeded(SwapError):
+    """Execution would give less than the minimum (or cost more than the maximum)."""
+
+
+@dataclass(frozen=True)
+class FeeSettings:
+    """Platform fee (basis points of the amount sold) and the accounts fees go to."""
+
+    platform_fee_bps: int = 10
+    platform_account: str = "fees:platform"
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.platform_fee_bps < _BPS:
+            raise ValueError("platform_fee_bps must be in [0, 10000)")
+
+
+@dataclass(frozen=True)
+class SwapTerms:
+    """A priced swap in base units (what `/swap` shows and what a router call carries)."""
+
+    sell: Token
+    buy: Token
+    exact_in: bool
+    amount_in: int
+    """Total sold, fees included (ExactIn: as asked; ExactOut: as needed now)."""
+    amount_out: int
+    """Expected amount bought (ExactIn: now; ExactOut: as asked)."""
+    platform_fee: int
+    integrator_fee: int
+    slippage: Decimal
+    """Percent applied to derive the bound below."""
+    min_out: int
+    """ExactIn: least accepted after slippage. ExactOut: equals `amount_out`."""
+    max_in: int
+    """ExactOut: most payable after slippage. ExactIn: equals `amount_in`."""
+    price_impact: Decimal
+    """Percent lost against the oracle mid price, fees included."""
+
+    @property
+    def fee_total(self) -> int:
+        """Platform plus integrator fee, in the sold token."""
+        return self.platform_fee + self.integrator_fee
+
+
+@dataclass(frozen=True)
+class SwapExecution:
+    """What an executed swap moved."""
+
+    sell: Token
+    buy: Token
+    amount_in: int
+    amount_out: int
+    platform_fee: int
+    integrator_fee: int
+
+
+def _fees(amount_in: int, platform_bps: int, integrator_pct: Decimal) -> tuple[int, int]:
+    platform = amount_in * platform_bps // _BPS
+    with localcontext() as ctx:
+        ctx.prec = 80
+        integrator = int(
+            (Decimal(amount_in) * integrator_pct / _HUNDRED).to_integral_value(
+                rounding="ROUND_FLOOR"
+            )
+        )
+    return platform, integrator
+
+
+def _impact(
+    pools: PoolBook, sell: Token, buy: Token, amount_in: int, amount_out: int, at: datetime
+) -> Decimal:
+    """Percent of value lost against the fee-free oracle mid rate."""
+    pool = pools.pool(sell, buy, at)
+    x, y = pool.reserves(sell)
+    with localcontext() as ctx:
+        ctx.prec = 40
+        fair_out = Decimal(amount_in) * Decimal(y) / Decimal(x)
+        if fair_out <= 0:
+            return Decimal(0)
+        impact = (fair_out - Decimal(amount_out)) / fair_out * _HUNDRED
+    return impact.quantize(Decimal("0.0001"))
+
+
+def _auto_slippage(impact: Decimal) -> Decimal:
+    """`auto`: twice the price impact, at least 0.5%, at most 5%, one decimal."""
+    chosen = (max(impact, Decimal(0)) * 2).quantize(Decimal("0.1"), rounding=ROUND_UP)
+    return min(MAX_AUTO_SLIPPAGE, max(MIN_AUTO_SLIPPAGE, chosen))
+
+
+def quote_swap(
+    pools: PoolBook,
+    fees: FeeSettings,
+    sell: Token,
+    buy: Token,
+    *,
+    at: datetime,
+    amount_in: int | None = None,
+    amount_out: int | None = None,
+    slippage: Decimal | Literal["auto"] = "auto",
+    integrator_fee_pct: Decimal = Decimal(0),
+) -> SwapTerms:
+    """Price a swap now. Exactly one of `amount_in` (ExactIn) and `amount_out` (ExactOut).
+
+    Raises:
+        SwapError: same token, an amount too small to give anything, or beyond the pool.
+    """
+    if (amount_in is None) == (amount_out is None):
+        raise SwapError("exactly one of amount_in and amount_out")
+    if sell.keys == buy.keys:
+        raise SwapError(f"cannot swap {sell.symbol} for itself")
+    pool = pools.pool(sell, buy, at)
+    if amount_in is not None:
+        if amount_in <= 0:
+            raise SwapError("amount must be positive")
+        platform, integrator = _fees(amount_in, fees.platform_fee_bps, integrator_fee_pct)
+        out = pool.out_for_in(sell, amount_in - platform - integrator)
+        if out <= 0:
+            raise SwapError("amount too small: the swap would give nothing")
+        total_in = amount_in
+    else:
+        assert amount_out is not None
+        if amount_out <= 0:
+            raise SwapError("amount must be positive")
+        try:
+            net = pool.in_for_out(sell, amount_out)
+        except ValueError as exc:
+            raise SwapError(str(exc)) from None
+        total_in = _gross_up(net, fees.platform_fee_bps, integrator_fee_pct)
+        platform, integrator = _fees(total_in, fees.platform_fee_bps, integrator_fee_pct)
+        out = amount_out
+    impact = _impact(pools, sell, buy, total_in, out, at)
+    chosen = _auto_slippage(impact) if slippage == "auto" else slippage
+    with localcontext() as ctx:
+        ctx.prec = 80
+        if amount_in is not None:
+            keep = Decimal(out) * (_HUNDRED - chosen) / _HUNDRED
+            min_out, max_in = int(keep.to_integral_value(rounding="ROUND_FLOOR")), total_in
+        else:
+            pay = Decimal(total_in) * (_HUNDRED + chosen) / _HUNDRED
+            min_out, max_in = out, int(pay.to_integral_value(rounding=ROUND_CEILING))
+    return SwapTerms(
+        sell,
+        buy,
+        amount_in is not None,
+        total_in,
+        out,
+        platform,
+        integrator,
+        chosen,
+        min_out,
+        max_in,
+        impact,
+    )
+
+
+def _gross_up(net: int, platform_bps: int, integrator_pct: Decimal) -> int:
+    """The smallest total whose amount after fees is at least `net`."""
+    with localcontext() as ctx:
+        ctx.prec = 80
+        keep = Decimal(1) - Decimal(platform_bps) / _BPS - integrator_pct / _HUNDRED
+        if keep <= 0:
+            raise SwapError("fees take the whole amount")
+        total = int((Decimal(net) / keep).to_integral_value(rounding=ROUND_CEILING))
+    while total - sum(_fees(total, platform_bps, integrator_pct)) < net:
+        total += 1
+    return total
+
+
+def execute_swap(
+    ledger: Ledger,
+    pools: PoolBook,
+    fees: FeeSettings,
+    *,
+    payer: str,
+    recipient: str,
+    sell: Token,
+    buy: Token,
+    at: datetime,
+    exact_in: bool,
+    amount_in: int,
+    amount_out: int,
+    integrator_fee_pct: Decimal = Decimal(0),
+    integrator_account: str | None = None,
+) -> SwapExecution:
+    """Execute at the pool state of `at`, moving funds in the ledger.
+
+    ExactIn: sell `amount_in`, receive at least `amount_out`. ExactOut: receive exactly
+    `amount_out`, paying at most `amount_in`. Nothing moves when it fails.
+
+    Raises:
+        SlippageExceeded: the pool gives less (or costs more) than the bound.
+        SwapError: the pool cannot serve it.
+        InsufficientFunds: the payer lacks the amount (from the ledger).
+    """
+    terms = quote_swap(
+        pools,
+        fees,
+        sell,
+        buy,
+        at=at,
+        amount_in=amount_in if exact_in else None,
+        amount_out=None if exact_in else amount_out,
+        slippage=Decimal(0),
+        integrator_fee_pct=integrator_fee_pct,
+    )
+    if exact_in and terms.amount_out < amount_out:
+        raise SlippageExceeded(
+            f"output {terms.amount_out} is under the minimum {amount_out} (base units)"
+        )
+    if not exact_in and terms.amount_in > amount_in:
+        raise SlippageExceeded(
+            f"input {terms.amount_in} is over the maximum {amount_in} (base units)"
+        )
+    integrator_to = integrator_account or fees.platform_account
+    token_in = sell.address
+    # Take everything from the payer first: if it is short, nothing has moved.
+    ledger.transfer(token_in, payer, MARKET, terms.amount_in)
+    ledger.transfer(token_in, MARKET, fees.platform_account, terms.platform_fee)
+    ledger.transfer(token_in, MARKET, integrator_to, terms.integrator_fee)
+    ledger.transfer(buy.address, MARKET, recipient, terms.amount_out)
+    pools.pool(sell, buy, at).apply(sell, terms.amount_in - terms.fee_total, terms.amount_out)
+    return SwapExecution(
+        sell, buy, terms.amount_in, terms.amount_out, terms.platform_fee, terms.integrator_fee
+    )

@@ -1,0 +1,525 @@
+"""`PaperService`: the provider's endpoints over the paper core, wire in and wire out.
+
+It reads query strings and JSON bodies the way the real service is specified to, answers
+400 with a message naming the field for every rule of the spec, 404 for unknown tokens and
+orders, and renders records through `Renderer`. The HTTP face only routes, authenticates,
+limits and injects faults. Choices where the spec is silent: docs/wire-decisions.md and
+docs/paper-world.md.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_DOWN, Decimal, InvalidOperation
+from typing import Any, Final, Literal
+
+from bot.aptos.address import Address, AddressError
+from bot.aptos.tokens import Token
+from bot.money import MoneyError, parse_decimal, to_base_units, truncate_places
+from bot.paper.core.ledger import InsufficientFunds
+from bot.paper.core.market import PaperMarket
+from bot.paper.core.orders import UnknownOrder
+from bot.paper.core.registry import UnknownToken
+from bot.paper.core.router import RouterCall, build_router_txdata
+from bot.paper.core.swaps import SwapError
+from bot.paper.faces.asgi import HttpError, Request
+from bot.paper.orders_wire import OrderRenderer, page_of
+
+__all__ = ["PaperService"]
+
+OrderKind = Literal["dca", "limit"]
+_FEE_ADDRESS_RE: Final = re.compile(r"^0x[0-9a-fA-F]{64}$")
+_ACTIVE: Final = frozenset({"active", "partially_filled"})
+_COMPLETED: Final = frozenset({"filled", "cancelled", "refunded", "expired"})
+PERIODS: Final = ("minute", "hour", "day", "week", "month")
+
+
+def split_addresses(text: str) -> list[str]:
+    """Split a `tokenAddress` list at commas outside `<…>` (generic coin types hold commas)."""
+    parts: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for char in text:
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        depth += (char == "<") - (char == ">")
+        current.append(char)
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _bad(message: str) -> HttpError:
+    return HttpError(400, message)
+
+
+class PaperService:
+    """Handlers of every provider endpoint; each takes a `Request` and returns JSON data."""
+
+    def __init__(
+        self,
+        market: PaperMarket,
+        *,
+        prefix: str = "panora",
+        chain_id: int = 1,
+        variant: Literal["current", "legacy"] = "current",
+        order_amount_units: Literal["human", "base"] = "human",
+        escrow_style: Literal["escrow", "onchain"] = "escrow",
+    ) -> None:
+        self.market = market
+        self.prefix = prefix
+        self.chain_id = chain_id
+        self.variant = variant
+        self.escrow_style = escrow_style
+        self.orders = OrderRenderer(market, prefix=prefix, base_units=order_amount_units == "base")
+        self.render = self.orders.render
+        self._index = {id(t): i + 1 for i, t in enumerate(market.tokens.tokens)}
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _token(self, field: str, value: object) -> Token:
+        if not isinstance(value, str) or not value.strip():
+            raise _bad(f"{field} is required")
+        try:
+            return self.market.tokens.require(value.strip())
+        except (UnknownToken, AddressError, ValueError):
+            raise HttpError(404, f"token not found: {value}") from None
+
+    def _chain(self, value: object) -> None:
+        if value is None or value == "":
+            return
+        if str(value).strip() != str(self.chain_id):
+            raise _bad(f"chainId: unsupported chain {value!r}")
+
+    @staticmethod
+    def _wallet(field: str, value: object, *, required: bool = True) -> str | None:
+        if value is None or value == "":
+            if required:
+                raise _bad(f"{field} is required")
+            return None
+        if not isinstance(value, str) or not value.startswith("0x"):
+            raise _bad(f"{field} must be an address starting with 0x")
+        try:
+            return str(Address.parse(value))
+        except AddressError:
+            raise _bad(f"{field} is not a valid address: {value}") from None
+
+    def _percent(self, field: str, text: object, upper: int) -> Decimal:
+        try:
+            value = parse_decimal(text if not isinstance(text, Decimal) else str(text), field=field)
+        except MoneyError:
+            raise _bad(f"{field} must be a number between 0 and {upper}") from None
+        if not 0 <= value <= upper:
+            raise _bad(f"{field} must be between 0 and {upper}, got {text}")
+        return truncate_places(value, 2 if self.variant == "legacy" else 1)
+
+    @staticmethod
+    def _amount(field: str, text: object, token: Token) -> int:
+        try:
+            value = parse_decimal(text if not isinstance(text, Decimal) else str(text), field=field)
+        except MoneyError:
+            raise _bad(f"{field} must be a positive number") from None
+        if value <= 0:
+            raise _bad(f"{field} must be positive, got {text}")
+        units = to_base_units(
+            value.quantize(Decimal(1).scaleb(-token.decimals), ROUND_DOWN), token.decimals
+        )
+        if units <= 0:
+            raise _bad(f"{field} is smaller than one base unit of {token.symbol}")
+        return units
+
+    # --- GET /prices --------------------------------------------------------------------
+
+    def prices(self, request: Request) -> list[dict[str, Any]]:
+        """Price records, filtered by `tokenAddress`, `…UI` and `…Tags` (spec 4.1)."""
+        self._chain(request.param("chainId"))
+        raw = request.param("tokenAddress")
+        addresses = split_addresses(raw) if raw else None
+        ui_text = request.param(f"{self.prefix}UI") or request.param("svcUI")
+        if ui_text not in (None, "true", "false"):
+            raise _bad(f"{self.prefix}UI must be true or false")
+        tags_text = request.param(f"{self.prefix}Tags") or request.param("svcTags")
+        tags = [t.strip() for t in tags_text.split(",") if t.strip()] if tags_text else None
+        now = self.market.now
+        prices = self.market.prices
+        return [
+            self.render.price_record(
+                token,
+                self._index.get(id(token), 0),
+                now,
+                self.chain_id,
+                prices.native(token.address, now),
+                prices.change_24h(token.address, now),
+            )
+            for token in self.market.tokens.select(
+                addresses,
+                ui_only=ui_text != "false",
+                tags=tags,
+                priced=lambda t: prices.is_visible(t.address),
+            )
+        ]
+
+    # --- /swap and /swap/quote ----------------------------------------------------------
+
+    def swap(self, request: Request, *, with_tx_data: bool) -> dict[str, Any]:
+        """A quote, with `txData` for `POST /swap` (spec 4.7)."""
+        self._chain(request.param("chainId"))
+        sell = self._token("fromTokenAddress", request.param("fromTokenAddress"))
+        buy = self._token("toTokenAddress", request.param("toTokenAddress"))
+        if sell.keys == buy.keys:
+            raise _bad("fromTokenAddress and toTokenAddress must differ")
+        from_text, to_text = request.param("fromTokenAmount"), request.param("toTokenAmount")
+        if (from_text is None) == (to_text is None):
+            raise _bad("send exactly one of fromTokenAmount and toTokenAmount")
+        recipient = self._wallet(
+            "toWalletAddress", request.param("toWalletAddress"), required=with_tx_data
+        )
+        slippage_text = request.param("slippagePercentage")
+        slippage: Decimal | Literal["auto"] = (
+            "auto"
+            if slippage_text in (None, "", "auto")
+            else self._percent("slippagePercentage", slippage_text, 100)
+        )
+        fee_pct = Decimal(0)
+        if request.param("integratorFeePercentage") is not None:
+            fee_pct = self._percent(
+                "integratorFeePercentage", request.param("integratorFeePercentage"), 2
+            )
+        integrator = request.param("integratorFeeAddress")
+        if integrator is not None and not _FEE_ADDRESS_RE.match(integrator):
+            raise _bad("integratorFeeAddress must be 0x followed by 64 hex characters")
+        self._check_variant_params(request)
+        excluded = request.param("excludeSources") or ""
+        if self.render_dex_name() in excluded.strip("[]").split(","):
+            raise HttpError(404, "no route found with the given sources")
+        try:
+            terms = self.market.quote(
+                sell,
+                buy,
+                amount_in=self._amount("fromTokenAmount", from_text, sell) if from_text else None,
+                amount_out=self._amount("toTokenAmount", to_text, buy) if to_text else None,
+                slippage=slippage,
+                integrator_fee_pct=fee_pct,
+            )
+        except SwapError as exc:
+            raise _bad(str(exc)) from None
+        tx_data = None
+        if with_tx_data and recipient is not None:
+            call = RouterCall(
+                exact_in=terms.exact_in,
+                sell_fa=str(sell.fa_address),
+                buy_fa=str(buy.fa_address),
+                recipient=recipient,
+                amount_in=terms.max_in,
+                amount_out=terms.min_out,
+                integrator_fee_hundredths=int(fee_pct * 100),
+                integrator=str(Address.parse(integrator)) if integrator else None,
+            )
+            tx_data = build_router_txdata(call, sell.coin_type, buy.coin_type)
+        return self.render.swap_response(
+            terms,
+            self.market.now,
+            tx_data=tx_data,
+            legacy=self.variant == "legacy",
+            dex_name=self.render_dex_name(),
+        )
+
+    def render_dex_name(self) -> str:
+        """The DEX name the paper pools show in routes."""
+        return self.market.config.pools.dex_name
+
+    def _check_variant_params(self, request: Request) -> None:
+        pools = request.param("includePools")
+        direct = request.param("onlyDirectRoutes")
+        if self.variant != "legacy":
+            for name, value in (("includePools", pools), ("onlyDirectRoutes", direct)):
+                if value is not None:
+                    raise _bad(f"{name} is only accepted by the legacy swap variant")
+            return
+        if pools is not None:
+            kept = [p for p in pools.split(",") if p.strip()]
+            if len(kept) > 10:
+                raise _bad(f"includePools accepts at most 10 pools, got {len(kept)}")
+        if direct not in (None, "true", "false"):
+            raise _bad("onlyDirectRoutes must be true or false")
+
+    # --- orders -------------------------------------------------------------------------
+
+    def _body(self, request: Request) -> dict[str, Any]:
+        body = request.json()
+        if not isinstance(body, dict):
+            raise _bad("request body must be a JSON object")
+        return body
+
+    def _order_id(self, body: dict[str, Any]) -> str:
+        value = body.get(f"{self.prefix}TxId", body.get("svcTxId"))
+        if not isinstance(value, str) or not value.strip():
+            raise _bad(f"{self.prefix}TxId is required")
+        return value.strip()
+
+    @staticmethod
+    def _period(field: str, value: object) -> str:
+        if value not in PERIODS:
+            raise _bad(f"{field} must be one of {', '.join(PERIODS)}")
+        return str(value)
+
+    @staticmethod
+    def _whole(field: str, value: object, minimum: int = 1) -> int:
+        try:
+            number = Decimal(str(value))
+        except InvalidOperation:
+            raise _bad(f"{field} must be a whole number") from None
+        if not number.is_finite() or number != number.to_integral_value() or number < minimum:
+            raise _bad(f"{field} must be a whole number ≥ {minimum}")
+        return int(number)
+
+    def _rate(self, field: str, value: object) -> Decimal | None:
+        if value is None or value == "":
+            return None
+        try:
+            rate = parse_decimal(str(value), allow_infinity=True, field=field)
+        except MoneyError:
+            raise _bad(f"{field} must be a number") from None
+        if rate < 0:
+            raise _bad(f"{field} must not be negative")
+        return None if rate.is_infinite() else rate
+
+    def create_order(self, kind: OrderKind, request: Request) -> dict[str, Any]:
+        """`createOrder` for DCA (spec 4.2) or limit (spec 4.5)."""
+        body = self._body(request)
+        self._chain(body.get("chainId"))
+        now = self.market.now
+        escrow_now = self.escrow_style == "escrow"
+        try:
+            order = (
+                self._create_dca(body, now, escrow_now)
+                if kind == "dca"
+                else self._create_limit(body, now, escrow_now)
+            )
+        except InsufficientFunds as exc:
+            raise _bad(f"insufficient balance: {exc}") from None
+        response: dict[str, Any] = {f"{self.prefix}TxId": order.order_id, "status": "success"}
+        if not escrow_now:
+            response["txData"] = self.orders.deposit_tx_data(kind, order)
+        return response
+
+    def _create_dca(self, body: dict[str, Any], now: Any, escrow_now: bool) -> Any:
+        owner = self._wallet("toWalletAddress", body.get("toWalletAddress"))
+        sell = self._token("fromTokenAddress", body.get("fromTokenAddress"))
+        buy = self._token("toTokenAddress", body.get("toTokenAddress"))
+        amount = body.get("fromTokenAmount")
+        if not isinstance(amount, dict):
+            raise _bad("fromTokenAmount must be an object {value, type}")
+        amount_type = amount.get("type")
+        if amount_type not in ("total", "perorder"):
+            raise _bad("fromTokenAmount.type must be total or perorder")
+        interval = body.get("interval")
+        if not isinstance(interval, dict):
+            raise _bad("interval must be an object {value, timePeriod}")
+        delay = body.get("delay")
+        if delay is not None and not isinstance(delay, dict):
+            raise _bad("delay must be an object {value, timePeriod}")
+        min_rate = self._rate("minRateToTokenPerFromToken", body.get("minRateToTokenPerFromToken"))
+        max_rate = self._rate("maxRateToTokenPerFromToken", body.get("maxRateToTokenPerFromToken"))
+        if min_rate is not None and max_rate is not None and min_rate > max_rate:
+            raise _bad("minRateToTokenPerFromToken must not exceed maxRateToTokenPerFromToken")
+        slippage = body.get("slippagePercentage")
+        return self.market.dca.create(
+            owner=str(owner),
+            recipient=str(owner),
+            sell=sell,
+            buy=buy,
+            amount=self._amount("fromTokenAmount.value", amount.get("value"), sell),
+            amount_type=amount_type,
+            orders=self._whole("numberOfOrders", body.get("numberOfOrders")),
+            interval=(
+                self._whole("interval.value", interval.get("value")),
+                self._period("interval.timePeriod", interval.get("timePeriod")),
+            ),
+            delay=None
+            if delay is None
+            else (
+                self._whole("delay.value", delay.get("value"), minimum=0),
+                self._period("delay.timePeriod", delay.get("timePeriod")),
+            ),
+            min_rate=min_rate,
+            max_rate=max_rate,
+            slippage=Decimal(1)
+            if slippage is None
+            else self._percent("slippagePercentage", slippage, 100),
+            now=now,
+            escrow_now=escrow_now,
+        )
+
+    def _create_limit(self, body: dict[str, Any], now: Any, escrow_now: bool) -> Any:
+        # Wire decision #6: the sold token is `fromTokenAddress` when sent, else
+        # `fromWalletAddress` (described by the spec as the token being sold).
+        sold = body.get("fromTokenAddress") or body.get("fromWalletAddress")
+        sell = self._token("fromTokenAddress", sold)
+        buy = self._token("toTokenAddress", body.get("toTokenAddress"))
+        owner = self._wallet("toWalletAddress", body.get("toWalletAddress"))
+        if body.get("fromWalletAddress") is None:
+            raise _bad("fromWalletAddress is required")
+        rate = self._rate("rateToTokenPerFromToken", body.get("rateToTokenPerFromToken"))
+        if rate is None or rate == 0:
+            raise _bad("rateToTokenPerFromToken must be a positive number")
+        expiry = body.get("expiry")
+        if expiry is not None and not isinstance(expiry, dict):
+            raise _bad("expiry must be an object {value, timePeriod}")
+        slippage_text = body.get("slippagePercentage")
+        slippage = (
+            Decimal(5)
+            if slippage_text in (None, "auto")
+            else self._percent("slippagePercentage", slippage_text, 100)
+        )
+        return self.market.limit.create(
+            owner=str(owner),
+            recipient=str(owner),
+            sell=sell,
+            buy=buy,
+            amount=self._amount("fromTokenAmount", body.get("fromTokenAmount"), sell),
+            rate=rate,
+            slippage=slippage,
+            expiry=None
+            if expiry is None
+            else (
+                self._whole("expiry.value", expiry.get("value")),
+                self._period("expiry.timePeriod", expiry.get("timePeriod")),
+            ),
+            now=now,
+            escrow_now=escrow_now,
+        )
+
+    def cancel_order(self, kind: OrderKind, request: Request) -> dict[str, Any]:
+        """`cancelOrder` (spec 4.3, 4.6): refunds at once, or returns a withdraw `txData`."""
+        body = self._body(request)
+        self._chain(body.get("chainId"))
+        order_id = self._order_id(body)
+        owner = self._wallet("toWalletAddress", body.get("toWalletAddress"), required=False)
+        engine = self.market.dca if kind == "dca" else self.market.limit
+        try:
+            order = engine.get(order_id)
+        except UnknownOrder:
+            raise HttpError(404, f"order not found: {order_id}") from None
+        if order.status == "pending":
+            raise HttpError(404, f"order not found: {order_id}")
+        if owner is not None and owner != order.owner:
+            raise HttpError(404, f"order not found for this wallet: {order_id}")
+        if order.status not in _ACTIVE:
+            raise _bad(f"order {order_id} is {order.status}, not active")
+        if self.escrow_style == "onchain":
+            return {
+                f"{self.prefix}TxId": order_id,
+                "status": "success",
+                "txData": self.orders.withdraw_tx_data(kind, order),
+            }
+        engine.cancel(order_id, self.market.now)
+        return {f"{self.prefix}TxId": order_id, "status": "cancelled"}
+
+    def get_orders(self, kind: OrderKind, request: Request) -> dict[str, Any]:
+        """`getOrders` (spec 4.4, 4.6): filter, page (from 1), newest first."""
+        body = self._body(request)
+        if kind == "dca":
+            for required in ("chainId", "toWalletAddress", "status", "limit", "pageNumber"):
+                if body.get(required) in (None, ""):
+                    raise _bad(f"{required} is required")
+        self._chain(body.get("chainId"))
+        wallet = self._wallet("toWalletAddress", body.get("toWalletAddress"), required=False)
+        status = body.get("status")
+        if status not in (None, "active", "completed"):
+            raise _bad("status must be active or completed")
+        wanted = _ACTIVE if status == "active" else _COMPLETED if status == "completed" else None
+        limit = self._whole("limit", body.get("limit", 50))
+        if limit > 1000:
+            raise _bad("limit must be at most 1000")
+        page = self._whole("pageNumber", body.get("pageNumber", 1))
+        details = body.get("txDetails") in (True, "true")
+        order_id = body.get(f"{self.prefix}TxId", body.get("svcTxId"))
+        engine = self.market.dca if kind == "dca" else self.market.limit
+        if wallet is None:
+            # The limit list's wallet is optional in the spec; the paper world needs one.
+            raise _bad("toWalletAddress is required by the paper world")
+        orders = engine.orders_of(wallet)
+        selected = [
+            o
+            for o in orders
+            if (wanted is None or o.status in wanted)
+            and (order_id is None or o.order_id == order_id)
+        ]
+        chunk, total_pages = page_of(selected, page, limit)
+        return {
+            "chainId": self.chain_id,
+            "toWalletAddress": wallet,
+            "pageNumber": page,
+            "totalPages": total_pages,
+            "orders": [self.orders.order(kind, o, with_details=details) for o in chunk],
+        }
+
+    # --- paper-only admin endpoints (/paper/v1/...) -------------------------------------
+
+    def admin_fund(self, request: Request) -> dict[str, Any]:
+        """The faucet: `{wallet, token, amount}` (human amount) → the new balance."""
+        body = self._body(request)
+        wallet = str(self._wallet("wallet", body.get("wallet")))
+        try:
+            token = self.market.tokens.find(str(body.get("token", "")))
+        except UnknownToken as exc:
+            raise HttpError(404, str(exc)) from None
+        units = self._amount("amount", body.get("amount"), token)
+        self.market.fund(wallet, token, units)
+        balance = self.market.balance(wallet, token)
+        return {
+            "wallet": wallet,
+            "token": token.address,
+            "symbol": token.symbol,
+            "balance": self.render.human(balance, token),
+        }
+
+    def admin_status(self, request: Request) -> dict[str, Any]:
+        """Time, live orders and the balances of one wallet (`?wallet=`) or none."""
+        wallet = self._wallet("wallet", request.param("wallet"), required=False)
+        balances: dict[str, str] = {}
+        if wallet is not None:
+            for key, units in sorted(self.market.ledger.balances(wallet).items()):
+                token = self.market.tokens.get(key)
+                if token is not None:
+                    balances[token.symbol] = self.render.human(units, token)
+        next_event = self.market.next_event_time()
+        return {
+            "now": self.render_time(self.market.now),
+            "nextEvent": self.render_time(next_event),
+            "liveDcaOrders": self.market.dca.live_count,
+            "liveLimitOrders": self.market.limit.live_count,
+            "balances": balances,
+        }
+
+    def admin_advance(self, request: Request) -> dict[str, Any]:
+        """Move a stepped world's time forward: `{"seconds": N}` or `{"to": ISO}`."""
+        from datetime import timedelta
+
+        from bot.clock import SteppedClock, parse_utc
+
+        clock = self.market.clock
+        if not isinstance(clock, SteppedClock):
+            raise _bad("this paper world does not run on a stepped clock")
+        body = self._body(request)
+        try:
+            if "to" in body:
+                target = parse_utc(str(body["to"]))
+            else:
+                target = clock.now() + timedelta(
+                    seconds=self._whole("seconds", body.get("seconds"), 0)
+                )
+            clock.advance_to(target)
+        except ValueError as exc:
+            raise _bad(str(exc)) from None
+        processed = self.market.sync()
+        return {"now": self.render_time(self.market.now), "eventsProcessed": processed}
+
+    @staticmethod
+    def render_time(moment: Any) -> str | None:
+        """ISO text of a time (or None)."""
+        from bot.paper.render import iso
+
+        return iso(moment)
