@@ -54,7 +54,14 @@ def main(argv: list[str]) -> int:
     if command == "bot":
         return _run([python, "-m", "bot", *rest])
     if command == "demo":
-        return _run([python, "-m", "bot", "--config", "config.example.toml", "config", "check"])
+        # Until the daemon lands (issue #8): the embedded paper world answering real verbs.
+        bot = [python, "-m", "bot", "--config", "config.example.toml"]
+        for verb in (["config", "check"], ["prices", "APT", "USDC", "THL"],
+                     ["quote", "APT", "USDC", "--sell", "10"]):
+            code = _run([*bot, *verb])
+            if code:
+                return code
+        return 0
     # test: static checks first (fast, and they name the file and line), then the suite.
     for check in (
         [python, "-m", "ruff", "check", "bot", "strategies", "tests", "bench", "dev.py"],

@@ -188,6 +188,8 @@ class PaperFunding(_Section):
 class PaperSettings(_Section):
     """`[paper]`: the simulated market (and, from #5, the simulated node)."""
 
+    url: str = ""
+    """A served paper world (`bot paper serve`); empty: embedded in this process."""
     seed: int = 42
     start: str = "2026-01-01T00:00:00Z"
     clock: Literal["real", "accelerated", "stepped"] = "accelerated"
@@ -239,6 +241,8 @@ class Settings(BaseSettings):
         frozen=True,
     )
 
+    mode: Literal["paper", "live"] = "paper"
+    """`paper` (default): the simulated market, no money at stake. `live`: real money."""
     api: ApiSettings = Field(default_factory=ApiSettings)
     chain: ChainSettings = Field(default_factory=ChainSettings)
     wallet: WalletSettings = Field(default_factory=WalletSettings)

@@ -25,7 +25,8 @@ def check(
     source = config_path(state(ctx), path)
     where = str(source) if source else "built-in defaults"
     strategies = len(settings.strategies)
-    typer.echo(f"config OK: {where} ({strategies} strateg{'y' if strategies == 1 else 'ies'})")
+    plural = "y" if strategies == 1 else "ies"
+    typer.echo(f"config OK: {where} (mode {settings.mode}, {strategies} strateg{plural})")
 
 
 @app.command("show")

@@ -80,14 +80,20 @@ def serve(
 
 
 def _admin(settings: Settings, method: str, path: str, **kwargs: Any) -> Any:
-    key = settings.api.api_key.get_secret_value() if settings.api.api_key else None
-    key = key or (settings.paper.api_keys[0] if settings.paper.api_keys else "")
+    url = settings.paper.url
+    if not url:
+        fail(
+            "set [paper].url (or BOT_PAPER__URL) to a served paper world "
+            "(`bot paper serve` prints it)",
+            EXIT_USAGE,
+        )
+    key = settings.paper.api_keys[0] if settings.paper.api_keys else ""
     try:
         response = httpx.request(
-            method, settings.api.base_url + path, headers={"x-api-key": key}, timeout=10, **kwargs
+            method, url.rstrip("/") + path, headers={"x-api-key": key}, timeout=10, **kwargs
         )
     except httpx.HTTPError as exc:
-        fail(f"paper world at {settings.api.base_url} not reachable: {type(exc).__name__}")
+        fail(f"paper world at {url} not reachable: {type(exc).__name__}")
     if response.status_code != 200:
         try:
             message = response.json().get("message", response.text)
@@ -105,7 +111,7 @@ def fund(
     token: Annotated[str, typer.Argument(help="Symbol, coin type or FA address.")],
     amount: Annotated[str, typer.Argument(help="Human amount, e.g. 100.5.")],
 ) -> None:
-    """Mint paper tokens into a wallet of a served paper world ([api].base_url)."""
+    """Mint paper tokens into a wallet of a served paper world ([paper].url)."""
     settings = load_or_exit(ctx)
     result = _admin(
         settings,

@@ -299,6 +299,8 @@ class PaperService:
             )
         except InsufficientFunds as exc:
             raise _bad(f"insufficient balance: {exc}") from None
+        except ValueError as exc:  # the engine's own checks (the rules above catch most)
+            raise _bad(str(exc)) from None
         response: dict[str, Any] = {f"{self.prefix}TxId": order.order_id, "status": "success"}
         if not escrow_now:
             response["txData"] = self.orders.deposit_tx_data(kind, order)
@@ -308,6 +310,8 @@ class PaperService:
         owner = self._wallet("toWalletAddress", body.get("toWalletAddress"))
         sell = self._token("fromTokenAddress", body.get("fromTokenAddress"))
         buy = self._token("toTokenAddress", body.get("toTokenAddress"))
+        if sell.keys == buy.keys:
+            raise _bad("fromTokenAddress and toTokenAddress must differ")
         amount = body.get("fromTokenAmount")
         if not isinstance(amount, dict):
             raise _bad("fromTokenAmount must be an object {value, type}")
@@ -324,15 +328,21 @@ class PaperService:
         max_rate = self._rate("maxRateToTokenPerFromToken", body.get("maxRateToTokenPerFromToken"))
         if min_rate is not None and max_rate is not None and min_rate > max_rate:
             raise _bad("minRateToTokenPerFromToken must not exceed maxRateToTokenPerFromToken")
+        if max_rate == 0:
+            raise _bad("maxRateToTokenPerFromToken must be positive")
         slippage = body.get("slippagePercentage")
+        units = self._amount("fromTokenAmount.value", amount.get("value"), sell)
+        count = self._whole("numberOfOrders", body.get("numberOfOrders"))
+        if amount_type == "total" and units < count:
+            raise _bad("fromTokenAmount.value is too small to split into numberOfOrders orders")
         return self.market.dca.create(
             owner=str(owner),
             recipient=str(owner),
             sell=sell,
             buy=buy,
-            amount=self._amount("fromTokenAmount.value", amount.get("value"), sell),
+            amount=units,
             amount_type=amount_type,
-            orders=self._whole("numberOfOrders", body.get("numberOfOrders")),
+            orders=count,
             interval=(
                 self._whole("interval.value", interval.get("value")),
                 self._period("interval.timePeriod", interval.get("timePeriod")),
@@ -358,6 +368,8 @@ class PaperService:
         sold = body.get("fromTokenAddress") or body.get("fromWalletAddress")
         sell = self._token("fromTokenAddress", sold)
         buy = self._token("toTokenAddress", body.get("toTokenAddress"))
+        if sell.keys == buy.keys:
+            raise _bad("fromTokenAddress and toTokenAddress must differ")
         owner = self._wallet("toWalletAddress", body.get("toWalletAddress"))
         if body.get("fromWalletAddress") is None:
             raise _bad("fromWalletAddress is required")

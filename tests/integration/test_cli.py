@@ -93,7 +93,11 @@ def test_a_missing_config_file_is_a_usage_error() -> None:
 
 def test_prices_shows_a_table_and_the_credit_line(provider: tuple[str, ProviderStub]) -> None:
     url, stub = provider
-    result = run_bot("prices", "APT", env={"BOT_API__BASE_URL": url, "BOT_API__API_KEY": API_KEY})
+    result = run_bot(
+        "prices",
+        "APT",
+        env={"BOT_MODE": "live", "BOT_API__BASE_URL": url, "BOT_API__API_KEY": API_KEY},
+    )
     assert result.returncode == 0, result.stderr
     assert "APT" in result.stdout and "5.12345678" in result.stdout
     assert result.stdout.strip().splitlines()[-1] == "Prices by Panora"
@@ -119,7 +123,7 @@ def test_quote_prints_amounts_and_credit(provider: tuple[str, ProviderStub]) -> 
         "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b",
         "--sell",
         "10",
-        env={"BOT_API__BASE_URL": url},
+        env={"BOT_MODE": "live", "BOT_API__BASE_URL": url},
     )
     assert result.returncode == 0, result.stderr
     assert "receive 51.123456" in result.stdout
@@ -130,7 +134,43 @@ def test_quote_prints_amounts_and_credit(provider: tuple[str, ProviderStub]) -> 
 def test_an_unreachable_provider_fails_with_one_line_and_exit_1() -> None:
     from tests.support.loopback import closed_port
 
-    env = {"BOT_API__BASE_URL": f"http://127.0.0.1:{closed_port()}", "BOT_API__MAX_ATTEMPTS": "1"}
+    env = {
+        "BOT_MODE": "live",
+        "BOT_API__BASE_URL": f"http://127.0.0.1:{closed_port()}",
+        "BOT_API__MAX_ATTEMPTS": "1",
+    }
     result = run_bot("prices", "--all", env=env)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1].startswith("bot: error: GET /prices: not sent")
+
+
+def test_out_of_the_box_prices_come_from_the_embedded_paper_world(tmp_path: Path) -> None:
+    result = run_bot("prices", "APT", "USDC", cwd=tmp_path)  # no config anywhere
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].split() == ["SYMBOL", "USD", "24H", "%", "ADDRESS"]
+    assert any(line.startswith("APT") for line in lines)
+    assert lines[-1] == "Prices by Panora"
+
+
+def test_paper_fund_and_status_against_a_served_world(tmp_path: Path) -> None:
+    from tests.support.paper_server import paper_serve, write_config
+
+    config = write_config(tmp_path / "bot.toml")
+    wallet = "0x" + "7c" * 32
+    with paper_serve(config) as (url, _process):
+        env = {"BOT_PAPER__URL": url}
+        funded = run_bot("-c", str(config), "paper", "fund", wallet, "USDC", "250.5", env=env)
+        assert funded.returncode == 0, funded.stderr
+        assert funded.stdout.strip() == f"{wallet}: 250.5 USDC"
+        status = run_bot("-c", str(config), "paper", "status", "--wallet", wallet, env=env)
+        assert status.returncode == 0, status.stderr
+        assert "USDC" in status.stdout and "250.5" in status.stdout
+        unknown = run_bot("-c", str(config), "paper", "fund", wallet, "NOPE", "1", env=env)
+        assert unknown.returncode == 2 and "unknown token" in unknown.stderr
+
+
+def test_paper_fund_needs_a_served_world() -> None:
+    result = run_bot("paper", "fund", "0x1", "APT", "1")
+    assert result.returncode == 2
+    assert "[paper].url" in result.stderr
