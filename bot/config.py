@@ -36,6 +36,7 @@ __all__ = [
     "LogSettings",
     "PaperFaultSettings",
     "PaperFunding",
+    "PaperNodeSettings",
     "PaperSettings",
     "RiskSettings",
     "SchedulerSettings",
@@ -177,6 +178,30 @@ class PaperFaultSettings(_Section):
     """Paths the faults apply to (empty: every endpoint)."""
 
 
+class PaperNodeSettings(_Section):
+    """`[paper.node]`: the simulated Aptos node and its seeded faults (off by default)."""
+
+    chain_id: int = Field(default=4, ge=0, le=255)
+    gas_unit_price: int = Field(default=100, ge=1)
+    commit_delay_seconds: float = Field(default=0.0, ge=0)
+    mempool_capacity: int = Field(default=1000, ge=1)
+    vm_error_sequence: bool = False
+    """Report a too-old sequence number in the `vm_error` form some nodes use."""
+    seed: int = 11
+    mempool_full: float = Field(default=0.0, ge=0, le=1)
+    lost: float = Field(default=0.0, ge=0, le=1)
+    slow_commit: float = Field(default=0.0, ge=0, le=1)
+    slow_commit_seconds: float = Field(default=30.0, ge=0)
+    consume_sequence: float = Field(default=0.0, ge=0, le=1)
+
+    @field_validator("chain_id")
+    @classmethod
+    def _not_a_public_network(cls, value: int) -> int:
+        if value in (1, 2):
+            raise ValueError("the paper chain must not use mainnet (1) or testnet (2) ids")
+        return value
+
+
 class PaperFunding(_Section):
     """A wallet funded by the paper faucet at start-up."""
 
@@ -205,9 +230,17 @@ class PaperSettings(_Section):
     platform_fee_bps: int = Field(default=10, ge=0, lt=10_000)
     keeper_fee_bps: int = Field(default=5, ge=0, lt=10_000)
     order_amount_units: Literal["human", "base"] = "human"
+    order_style: Literal["onchain", "escrow"] = "onchain"
+    """`onchain`: createOrder/cancelOrder answer with a txData the owner signs (deposit,
+    withdraw); `escrow`: funds move at once (simpler, for tests)."""
+    pending_grace_seconds: int = Field(default=600, ge=1)
+    """An on-chain-style order whose deposit has not landed by then is dropped."""
+    test_pay_to: str | None = None
+    """Test only: swap txData pays this address instead of the caller (a hostile route)."""
     snapshot_file: Path | None = None
     funding: list[PaperFunding] = Field(default_factory=list)
     faults: PaperFaultSettings = Field(default_factory=PaperFaultSettings)
+    node: PaperNodeSettings = Field(default_factory=PaperNodeSettings)
 
     @field_validator("start")
     @classmethod

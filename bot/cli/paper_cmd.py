@@ -44,7 +44,7 @@ def serve(
     world = build_world(paper, prefix=settings.api.provider_prefix)
     log = get_logger("paper")
     config = uvicorn.Config(
-        world.provider_api,
+        world.app,
         host=host,
         port=port,
         log_level="warning",

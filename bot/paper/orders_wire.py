@@ -1,15 +1,17 @@
 """DCA and limit orders of the paper core → the provider's wire records (spec 2.3–2.5).
 
 `panoraTxId` (prefix by setting), tokens as spec 2.2 objects, amounts as human decimal
-text (or base units by setting), times in the provider's ISO form, rates bounds absent
-shown as `0` (minimum) and `Infinity` (maximum), tx details with USD values at their time.
+text (or base units by setting, with rates then in base units too: toToken base units per
+fromToken base unit, as the client's switch reads them, wire decision #3), times in the
+provider's ISO form, rates bounds absent shown as `0` (minimum) and `Infinity`
+(maximum), tx details with USD values at their time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Any, Literal, TypeVar
 
 from bot.aptos.tokens import Token
@@ -17,6 +19,7 @@ from bot.money import format_decimal
 from bot.paper.core.dca import DcaOrder
 from bot.paper.core.limit import LimitOrder
 from bot.paper.core.market import PaperMarket
+from bot.paper.core.modules import order_function
 from bot.paper.core.orders import OrderState, TxDetailRecord
 from bot.paper.render import Renderer, iso
 
@@ -33,19 +36,26 @@ def page_of(items: Sequence[T], page: int, limit: int) -> tuple[list[T], int]:
     return list(items[start : start + limit]), total_pages
 
 
-def _rate_text(rate: Decimal | None) -> str | None:
-    return format_decimal(rate) if rate is not None else None
-
-
 class OrderRenderer:
     """Renders orders with the market's prices (for USD values) and the wire settings."""
 
     def __init__(self, market: PaperMarket, *, prefix: str, base_units: bool) -> None:
         self.market = market
         self.render = Renderer(prefix=prefix, usd=self._usd, base_units=base_units)
+        self._base_units = base_units
 
     def _usd(self, token: Token, at: datetime) -> Decimal | None:
         return self.market.prices.usd_visible(token.address, at)
+
+    def _rate(self, rate: Decimal | None, num: Token, den: Token) -> str | None:
+        """A human rate (`num` per `den`) as text; in base units of each when so set."""
+        if rate is None:
+            return None
+        if self._base_units and rate.is_finite():
+            with localcontext() as ctx:
+                ctx.prec = 80  # exact: scaleb rounds to the context's precision
+                rate = rate.scaleb(num.decimals - den.decimals)
+        return format_decimal(rate)
 
     def order(
         self, kind: Literal["dca", "limit"], order: OrderState, *, with_details: bool
@@ -76,8 +86,10 @@ class OrderRenderer:
             "fromTokenAmountBalance": r.order_amount(order.balance, sell),
             "fromTokenAmountWithdrawn": r.order_amount(order.withdrawn, sell),
             "toTokenAmountWithdrawn": r.order_amount(order.received, buy),
-            "avgPriceFromTokenPerToToken": _rate_text(order.avg_price_sell_per_buy) or "0",
-            "avgPriceToTokenPerFromToken": _rate_text(order.avg_price_buy_per_sell) or "0",
+            "avgPriceFromTokenPerToToken": self._rate(order.avg_price_sell_per_buy, sell, buy)
+            or "0",
+            "avgPriceToTokenPerFromToken": self._rate(order.avg_price_buy_per_sell, buy, sell)
+            or "0",
             "slippagePercentage": format_decimal(order.slippage),
         }
 
@@ -94,8 +106,9 @@ class OrderRenderer:
             "interval": {"value": str(value), "timePeriod": period},
             "nextOrderTime": iso(order.next_at),
             "estimatedCompletionTime": iso(order.estimated_completion),
-            "minRateToTokenPerFromToken": _rate_text(order.min_rate) or "0",
-            "maxRateToTokenPerFromToken": _rate_text(order.max_rate) or "Infinity",
+            "minRateToTokenPerFromToken": self._rate(order.min_rate, order.buy, order.sell) or "0",
+            "maxRateToTokenPerFromToken": self._rate(order.max_rate, order.buy, order.sell)
+            or "Infinity",
             "platformId": PLATFORM_ID,
         }
         if order.delay is not None:
@@ -107,7 +120,7 @@ class OrderRenderer:
         record |= {
             "expireAtTime": iso(order.expire_at),
             "fromTokenAmount": self.render.order_amount(order.amount, order.sell),
-            "rateToTokenPerFromToken": format_decimal(order.rate),
+            "rateToTokenPerFromToken": self._rate(order.rate, order.buy, order.sell),
             "numberOfOrdersCompleted": order.fills,
         }
         return record
@@ -129,18 +142,28 @@ class OrderRenderer:
             "time": iso(at),
         }
         if detail.price_to_per_from is not None and detail.price_to_per_from > 0:
-            record["priceToTokenPerFromToken"] = format_decimal(detail.price_to_per_from)
-            record["priceFromTokenPerToToken"] = format_decimal(
-                (Decimal(1) / detail.price_to_per_from).quantize(Decimal("1e-18"))
+            record["priceToTokenPerFromToken"] = self._rate(detail.price_to_per_from, buy, sell)
+            record["priceFromTokenPerToToken"] = self._rate(
+                (Decimal(1) / detail.price_to_per_from).quantize(Decimal("1e-18")), sell, buy
             )
         if keeper and detail.keeper:
             record["keeperWalletAddress"] = detail.keeper
         return record
 
-    def deposit_tx_data(self, kind: str, order: OrderState) -> dict[str, Any]:
-        """The deposit transaction of an on-chain-style order (issue #5)."""
-        raise NotImplementedError("on-chain order style arrives with the paper node")
+    @staticmethod
+    def deposit_tx_data(kind: str, order: OrderState) -> dict[str, Any]:
+        """The transaction funding an on-chain-style order: `deposit(order_id, amount)`."""
+        return {
+            "function": order_function(kind, "deposit"),
+            "type_arguments": [],
+            "arguments": [order.order_id, str(order.funded)],
+        }
 
-    def withdraw_tx_data(self, kind: str, order: OrderState) -> dict[str, Any]:
-        """The withdraw transaction of an on-chain-style cancel (issue #5)."""
-        raise NotImplementedError("on-chain order style arrives with the paper node")
+    @staticmethod
+    def withdraw_tx_data(kind: str, order: OrderState) -> dict[str, Any]:
+        """The transaction cancelling an on-chain-style order: `withdraw(order_id)`."""
+        return {
+            "function": order_function(kind, "withdraw"),
+            "type_arguments": [],
+            "arguments": [order.order_id],
+        }

@@ -10,6 +10,7 @@ docs/paper-world.md.
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from decimal import ROUND_DOWN, Decimal, InvalidOperation
 from typing import Any, Final, Literal
 
@@ -66,12 +67,16 @@ class PaperService:
         variant: Literal["current", "legacy"] = "current",
         order_amount_units: Literal["human", "base"] = "human",
         escrow_style: Literal["escrow", "onchain"] = "escrow",
+        pending_grace: timedelta = timedelta(minutes=10),
+        pay_to: str | None = None,
     ) -> None:
         self.market = market
         self.prefix = prefix
         self.chain_id = chain_id
         self.variant = variant
         self.escrow_style = escrow_style
+        self.pending_grace = pending_grace
+        self.pay_to = str(Address.parse(pay_to)) if pay_to else None
         self.orders = OrderRenderer(market, prefix=prefix, base_units=order_amount_units == "base")
         self.render = self.orders.render
         self._index = {id(t): i + 1 for i, t in enumerate(market.tokens.tokens)}
@@ -210,7 +215,7 @@ class PaperService:
                 exact_in=terms.exact_in,
                 sell_fa=str(sell.fa_address),
                 buy_fa=str(buy.fa_address),
-                recipient=recipient,
+                recipient=self.pay_to or recipient,
                 amount_in=terms.max_in,
                 amount_out=terms.min_out,
                 integrator_fee_hundredths=int(fee_pct * 100),
@@ -304,6 +309,7 @@ class PaperService:
         response: dict[str, Any] = {f"{self.prefix}TxId": order.order_id, "status": "success"}
         if not escrow_now:
             response["txData"] = self.orders.deposit_tx_data(kind, order)
+            self.market.schedule_pending_drop(kind, order.order_id, now + self.pending_grace)
         return response
 
     def _create_dca(self, body: dict[str, Any], now: Any, escrow_now: bool) -> Any:
@@ -508,8 +514,6 @@ class PaperService:
 
     def admin_advance(self, request: Request) -> dict[str, Any]:
         """Move a stepped world's time forward: `{"seconds": N}` or `{"to": ISO}`."""
-        from datetime import timedelta
-
         from bot.clock import SteppedClock, parse_utc
 
         clock = self.market.clock

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pickle
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Final
 
@@ -16,7 +17,10 @@ from bot.aptos.address import Address
 from bot.clock import AcceleratedClock, Clock, RealClock, SteppedClock, parse_utc
 from bot.config import PaperSettings
 from bot.money import to_base_units
-from bot.paper.core.market import MarketConfig, PaperMarket
+from bot.paper.core.chain import NodeSettings, PaperChain
+from bot.paper.core.market import MarketConfig, PaperMarket, _spec_factory
+from bot.paper.faces.asgi import Receive, Scope, Send
+from bot.paper.faces.node_api import NodeApi
 from bot.paper.faces.provider_api import ProviderApi
 from bot.paper.service import PaperService
 
@@ -29,13 +33,21 @@ class SnapshotError(Exception):
     """A snapshot file that cannot be read back."""
 
 
-def make_clock(settings: PaperSettings) -> Clock:
-    """The clock the settings ask for: real, accelerated from `start`, or stepped."""
+def make_clock(settings: PaperSettings, *, resume_from: datetime | None = None) -> Clock:
+    """The clock the settings ask for: real, accelerated from `start`, or stepped.
+
+    `resume_from` (a restored market's time): accelerated and stepped clocks start there
+    when it is later than `start`, so a restored world continues instead of stalling
+    until its clock catches up with the market.
+    """
     if settings.clock == "real":
         return RealClock()
+    start = parse_utc(settings.start)
+    if resume_from is not None and resume_from > start:
+        start = resume_from
     if settings.clock == "accelerated":
-        return AcceleratedClock(parse_utc(settings.start), settings.speed)
-    return SteppedClock(parse_utc(settings.start))
+        return AcceleratedClock(start, settings.speed)
+    return SteppedClock(start)
 
 
 @dataclass
@@ -46,6 +58,10 @@ class PaperWorld:
     market: PaperMarket
     service: PaperService
     provider_api: ProviderApi
+    chain: PaperChain
+    node_api: NodeApi
+    app: CombinedApp
+    """Both faces in one app: what `bot paper serve` and in-process transports use."""
 
     def save(self, path: Path | None = None) -> Path:
         """Write a snapshot of the market (not the clock) to `path` or the configured file."""
@@ -53,18 +69,22 @@ class PaperWorld:
         if target is None:
             raise SnapshotError("no snapshot file configured ([paper].snapshot_file)")
         clock = self.market.clock
+        prices = self.market.prices
+        factory = prices._spec_factory
         try:
             self.market.clock = RealClock()  # clocks are re-made on load, not stored
+            prices._spec_factory = None  # type: ignore[assignment]  # a closure: re-made on load
             payload = _SNAPSHOT_MAGIC + pickle.dumps(self.market, protocol=5)
         finally:
             self.market.clock = clock
+            prices._spec_factory = factory
         tmp = target.with_suffix(target.suffix + ".tmp")
         tmp.write_bytes(payload)
         tmp.replace(target)
         return target
 
 
-def _load_market(path: Path, clock: Clock) -> PaperMarket:
+def _load_market(path: Path) -> PaperMarket:
     data = path.read_bytes()
     if not data.startswith(_SNAPSHOT_MAGIC):
         raise SnapshotError(f"{path} is not a paper-world snapshot")
@@ -75,7 +95,7 @@ def _load_market(path: Path, clock: Clock) -> PaperMarket:
         raise SnapshotError(f"{path}: cannot read snapshot ({type(exc).__name__})") from None
     if not isinstance(market, PaperMarket):
         raise SnapshotError(f"{path} does not hold a paper market")
-    market.clock = clock
+    market.prices._spec_factory = _spec_factory(market.config.price_step_seconds)
     return market
 
 
@@ -87,21 +107,59 @@ def build_world(
     escrow_style: str | None = None,
 ) -> PaperWorld:
     """Build (or restore from the snapshot file) a paper world and fund configured wallets."""
-    clock = clock or make_clock(settings)
     snapshot = settings.snapshot_file
     if snapshot is not None and snapshot.exists():
-        market = _load_market(snapshot, clock)
+        market = _load_market(snapshot)
+        market.clock = clock or make_clock(settings, resume_from=market.now)
     else:
-        market = PaperMarket(MarketConfig.from_settings(settings), clock)
+        market = PaperMarket(MarketConfig.from_settings(settings), clock or make_clock(settings))
         for funding in settings.funding:
             token = market.tokens.find(funding.token)
             wallet = str(Address.parse(funding.wallet))
             market.fund(wallet, token, to_base_units(funding.amount, token.decimals))
+    style = escrow_style or settings.order_style
     service = PaperService(
         market,
         prefix=prefix,
         order_amount_units=settings.order_amount_units,
-        escrow_style="onchain" if escrow_style == "onchain" else "escrow",
+        escrow_style="onchain" if style == "onchain" else "escrow",
+        pending_grace=timedelta(seconds=settings.pending_grace_seconds),
+        pay_to=settings.test_pay_to,
     )
+    chain = PaperChain(market, _node_settings(settings))
     api = ProviderApi(service, settings, sync=market.sync)
-    return PaperWorld(settings, market, service, api)
+    node = NodeApi(chain, sync=market.sync)
+    return PaperWorld(settings, market, service, api, chain, node, CombinedApp(api, node))
+
+
+def _node_settings(settings: PaperSettings) -> NodeSettings:
+    node = settings.node
+    return NodeSettings(
+        chain_id=node.chain_id,
+        gas_unit_price=node.gas_unit_price,
+        commit_delay_seconds=node.commit_delay_seconds,
+        mempool_capacity=node.mempool_capacity,
+        vm_error_sequence=node.vm_error_sequence,
+        seed=node.seed,
+        mempool_full=node.mempool_full,
+        lost=node.lost,
+        slow_commit=node.slow_commit,
+        slow_commit_seconds=node.slow_commit_seconds,
+        consume_sequence=node.consume_sequence,
+    )
+
+
+class CombinedApp:
+    """One ASGI app for both faces: node paths under `/v1`, the provider's everywhere else."""
+
+    def __init__(self, provider: ProviderApi, node: NodeApi) -> None:
+        self.provider = provider
+        self.node = node
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Dispatch by path."""
+        path = str(scope.get("path", ""))
+        if scope["type"] == "http" and (path == "/v1" or path.startswith("/v1/")):
+            await self.node(scope, receive, send)
+        else:
+            await self.provider(scope, receive, send)

@@ -21,6 +21,7 @@ def write_config(path: Path, extra: str = "") -> Path:
     path.write_text(
         "[paper]\n"
         'clock = "stepped"\n'
+        'order_style = "escrow"\n'
         'start = "2026-03-01T00:00:00Z"\n'
         f'api_keys = ["{PAPER_KEY}"]\n'
         "rate_limit_per_second = 1000.0\n"

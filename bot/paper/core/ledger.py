@@ -40,6 +40,7 @@ class Ledger:
     def __init__(self) -> None:
         self._balances: dict[str, dict[str, int]] = defaultdict(dict)
         self._minted: dict[str, int] = defaultdict(int)
+        self._undo: list[tuple[str, str, int]] | None = None
 
     def balance(self, account: str, token: str) -> int:
         """Base units of `token` held by `account` (0 when never touched)."""
@@ -50,8 +51,10 @@ class Ledger:
         return {t: v for t, v in self._balances.get(account, {}).items() if v}
 
     def mint(self, account: str, token: str, amount: int) -> None:
-        """Create `amount` of `token` in `account` (the paper faucet)."""
+        """Create `amount` of `token` in `account` (the paper faucet); not in a savepoint."""
         _check_amount(amount)
+        if self._undo is not None:
+            raise RuntimeError("minting inside a savepoint could not be rolled back")
         self._add(account, token, amount)
         self._minted[token] += amount
 
@@ -69,6 +72,34 @@ class Ledger:
     def _add(self, account: str, token: str, delta: int) -> None:
         book = self._balances[account]
         book[token] = book.get(token, 0) + delta
+        if self._undo is not None:
+            self._undo.append((account, token, delta))
+
+    # --- savepoints: a transaction's effects, undone on abort or after a simulation ------
+
+    def begin(self) -> None:
+        """Start recording changes so they can be reported or rolled back (not nested)."""
+        if self._undo is not None:
+            raise RuntimeError("a savepoint is already open")
+        self._undo = []
+
+    def changes(self) -> dict[tuple[str, str], int]:
+        """Net change per (account, token) since `begin`, zero entries dropped."""
+        net: dict[tuple[str, str], int] = defaultdict(int)
+        for account, token, delta in self._undo or []:
+            net[(account, token)] += delta
+        return {key: value for key, value in net.items() if value}
+
+    def rollback(self) -> None:
+        """Undo every change since `begin` and close the savepoint."""
+        undo, self._undo = self._undo or [], None
+        for account, token, delta in reversed(undo):
+            book = self._balances[account]
+            book[token] = book.get(token, 0) - delta
+
+    def release(self) -> None:
+        """Keep the changes since `begin` and close the savepoint."""
+        self._undo = None
 
     def total(self, token: str) -> int:
         """The sum of `token` over all accounts (equals `minted(token)`)."""

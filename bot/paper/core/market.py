@@ -32,6 +32,7 @@ from bot.paper.core.swaps import FeeSettings, SwapTerms, quote_swap
 
 __all__ = ["DEFAULT_HORIZON", "MarketConfig", "PaperMarket"]
 
+PENDING_DROP: Final = "pending_drop"
 DEFAULT_HORIZON: Final = timedelta(days=7)
 """How far `next_event_time()` looks when no bound is given (drivers pass their own)."""
 BACKGROUND_STEP_SECONDS: Final = 3600
@@ -170,12 +171,20 @@ class PaperMarket:
             self._now = max(self._now, due)
             while (event := self.events.pop_due(self._now)) is not None:
                 engine = self.dca if event.kind.startswith("dca") else self.limit
-                engine.process(event, self._now)
+                if event.kind.endswith(PENDING_DROP):
+                    if engine.get(event.key).status == "pending":
+                        engine.drop_pending(event.key)
+                else:
+                    engine.process(event, self._now)
                 processed += 1
             processed += self.limit.fill_due(self._now)
         self._now = target
         self.limit.fill_due(self._now)
         return processed
+
+    def schedule_pending_drop(self, kind: str, order_id: str, at: datetime) -> None:
+        """Drop an on-chain-style order at `at` if its deposit has not landed by then."""
+        self.events.push(at, f"{kind}_{PENDING_DROP}", order_id)
 
     # --- wallets and quotes ---------------------------------------------------------------
 

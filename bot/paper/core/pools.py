@@ -158,6 +158,20 @@ class PoolBook:
         self._pools[key] = pool
         return pool
 
+    def snapshot(self) -> dict[frozenset[str], tuple[int, int]]:
+        """The reserves of every pool (to undo a simulated trade with `restore`)."""
+        return {key: (p.reserve_a, p.reserve_b) for key, p in self._pools.items()}
+
+    def restore(self, saved: dict[frozenset[str], tuple[int, int]]) -> None:
+        """Put reserves back as `snapshot` saw them; pools made since are forgotten."""
+        for key in list(self._pools):
+            if key not in saved:
+                del self._pools[key]
+        for key, (reserve_a, reserve_b) in saved.items():
+            pool = self._pools.get(key)
+            if pool is not None:
+                pool.reserve_a, pool.reserve_b = reserve_a, reserve_b
+
     def marginal_rate(self, sell: Token, buy: Token, at: datetime) -> Decimal:
         """Human units of `buy` per unit of `sell` for a tiny trade, after the pool fee."""
         pool = self.pool(sell, buy, at)

@@ -7,6 +7,7 @@ request log. Everything else is `PaperService`.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from bot.paper.service import PaperService
 __all__ = ["LoggedRequest", "ProviderApi"]
 
 _MALFORMED: Final = b'{"quotes": [{"toTokenAmount": "12'
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -126,7 +128,13 @@ class ProviderApi:
             if fault is Fault.SERVER_ERROR:
                 raise HttpError(500, "internal server error")
             self._sync()
-            result = handler(request)
+            try:
+                result = handler(request)
+            except HttpError:
+                raise
+            except Exception:  # a paper-world bug: answer 500 in the spec's error shape
+                _log.exception("paper world: %s %s failed", request.method, request.path)
+                raise HttpError(500, "internal server error") from None
             applied = True
         except HttpError as error:
             self._log(request, error.status, fault, applied)
