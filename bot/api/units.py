@@ -7,6 +7,7 @@ The spec does not show whether order-record amounts are human amounts or base un
 
 from __future__ import annotations
 
+from decimal import localcontext
 from typing import Any, Final
 
 from bot.money import MoneyError, format_decimal, from_base_units, parse_decimal
@@ -49,7 +50,9 @@ def _scale(value: Any, shift: int) -> Any:
         return value
     if shift >= 0 and number == number.to_integral_value():
         return format_decimal(from_base_units(int(number), shift))
-    return format_decimal(number.scaleb(-shift))
+    with localcontext() as ctx:
+        ctx.prec = 80  # scaleb rounds to the context precision; keep every digit
+        return format_decimal(number.scaleb(-shift))
 
 
 def _rescale(target: dict[str, Any], dec_from: int, dec_to: int, dec_fee: int | None) -> None:

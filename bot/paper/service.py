@@ -196,7 +196,8 @@ class PaperService:
             raise _bad("integratorFeeAddress must be 0x followed by 64 hex characters")
         self._check_variant_params(request)
         excluded = request.param("excludeSources") or ""
-        if self.render_dex_name() in excluded.strip("[]").split(","):
+        names = {name.strip() for name in excluded.strip().strip("[]").split(",")}
+        if self.render_dex_name() in names:
             raise HttpError(404, "no route found with the given sources")
         try:
             terms = self.market.quote(
@@ -330,7 +331,10 @@ class PaperService:
         delay = body.get("delay")
         if delay is not None and not isinstance(delay, dict):
             raise _bad("delay must be an object {value, timePeriod}")
-        min_rate = self._rate("minRateToTokenPerFromToken", body.get("minRateToTokenPerFromToken"))
+        min_text = body.get("minRateToTokenPerFromToken")
+        if isinstance(min_text, str) and min_text.strip().lower() == "infinity":
+            raise _bad("minRateToTokenPerFromToken cannot be Infinity (nothing would execute)")
+        min_rate = self._rate("minRateToTokenPerFromToken", min_text)
         max_rate = self._rate("maxRateToTokenPerFromToken", body.get("maxRateToTokenPerFromToken"))
         if min_rate is not None and max_rate is not None and min_rate > max_rate:
             raise _bad("minRateToTokenPerFromToken must not exceed maxRateToTokenPerFromToken")

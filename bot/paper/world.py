@@ -18,7 +18,7 @@ from bot.clock import AcceleratedClock, Clock, RealClock, SteppedClock, parse_ut
 from bot.config import PaperSettings
 from bot.money import to_base_units
 from bot.paper.core.chain import NodeSettings, PaperChain
-from bot.paper.core.market import MarketConfig, PaperMarket, _spec_factory
+from bot.paper.core.market import MarketConfig, PaperMarket
 from bot.paper.faces.asgi import Receive, Scope, Send
 from bot.paper.faces.node_api import NodeApi
 from bot.paper.faces.provider_api import ProviderApi
@@ -64,39 +64,42 @@ class PaperWorld:
     """Both faces in one app: what `bot paper serve` and in-process transports use."""
 
     def save(self, path: Path | None = None) -> Path:
-        """Write a snapshot of the market (not the clock) to `path` or the configured file."""
+        """Write a snapshot of the market and the chain (not the clock) to `path`.
+
+        Default: `[paper].snapshot_file`. Written to a temporary file, then renamed.
+        """
         target = path or self.settings.snapshot_file
         if target is None:
             raise SnapshotError("no snapshot file configured ([paper].snapshot_file)")
         clock = self.market.clock
-        prices = self.market.prices
-        factory = prices._spec_factory
         try:
             self.market.clock = RealClock()  # clocks are re-made on load, not stored
-            prices._spec_factory = None  # type: ignore[assignment]  # a closure: re-made on load
-            payload = _SNAPSHOT_MAGIC + pickle.dumps(self.market, protocol=5)
+            payload = _SNAPSHOT_MAGIC + pickle.dumps((self.market, self.chain), protocol=5)
         finally:
             self.market.clock = clock
-            prices._spec_factory = factory
         tmp = target.with_suffix(target.suffix + ".tmp")
         tmp.write_bytes(payload)
         tmp.replace(target)
         return target
 
 
-def _load_market(path: Path) -> PaperMarket:
+def _load(path: Path) -> tuple[PaperMarket, PaperChain]:
     data = path.read_bytes()
     if not data.startswith(_SNAPSHOT_MAGIC):
         raise SnapshotError(f"{path} is not a paper-world snapshot")
     try:
         # Our own file, written by `PaperWorld.save`: never load one from elsewhere.
-        market = pickle.loads(data[len(_SNAPSHOT_MAGIC) :])  # noqa: S301
+        state = pickle.loads(data[len(_SNAPSHOT_MAGIC) :])  # noqa: S301
     except Exception as exc:
         raise SnapshotError(f"{path}: cannot read snapshot ({type(exc).__name__})") from None
-    if not isinstance(market, PaperMarket):
-        raise SnapshotError(f"{path} does not hold a paper market")
-    market.prices._spec_factory = _spec_factory(market.config.price_step_seconds)
-    return market
+    if (
+        not isinstance(state, tuple)
+        or len(state) != 2
+        or not isinstance(state[0], PaperMarket)
+        or not isinstance(state[1], PaperChain)
+    ):
+        raise SnapshotError(f"{path} does not hold a paper world")
+    return state[0], state[1]
 
 
 def build_world(
@@ -108,8 +111,9 @@ def build_world(
 ) -> PaperWorld:
     """Build (or restore from the snapshot file) a paper world and fund configured wallets."""
     snapshot = settings.snapshot_file
+    chain: PaperChain | None = None
     if snapshot is not None and snapshot.exists():
-        market = _load_market(snapshot)
+        market, chain = _load(snapshot)
         market.clock = clock or make_clock(settings, resume_from=market.now)
     else:
         market = PaperMarket(MarketConfig.from_settings(settings), clock or make_clock(settings))
@@ -126,7 +130,7 @@ def build_world(
         pending_grace=timedelta(seconds=settings.pending_grace_seconds),
         pay_to=settings.test_pay_to,
     )
-    chain = PaperChain(market, _node_settings(settings))
+    chain = chain or PaperChain(market, _node_settings(settings))
     api = ProviderApi(service, settings, sync=market.sync)
     node = NodeApi(chain, sync=market.sync)
     return PaperWorld(settings, market, service, api, chain, node, CombinedApp(api, node))

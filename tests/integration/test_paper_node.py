@@ -381,3 +381,21 @@ async def test_a_swap_over_loopback_through_bot_paper_serve(tmp_path: Any) -> No
             assert result["success"] is True
             usdc = (await client.get(f"/v1/accounts/{WALLET}/balance/{USDC}")).json()
             assert usdc > 4 * 10**6  # ≈ 5 USDC for 1 APT, less fees
+
+
+async def test_a_snapshot_keeps_the_chain(tmp_path: Any) -> None:
+    world = make_world(snapshot_file=tmp_path / "world.pickle")
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=world.app), base_url="http://paper"
+    ) as client:
+        data = await build_signed(client, KEY, await swap_tx(client))
+        tx_hash = (await client.post("/v1/transactions", content=data, headers=BCS)).json()["hash"]
+    world.save()
+    restored = build_world(world.settings)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=restored.app), base_url="http://paper"
+    ) as client:
+        assert (await client.get(f"/v1/accounts/{WALLET}")).json()["sequence_number"] == "1"
+        found = (await client.get(f"/v1/transactions/by_hash/{tx_hash}")).json()
+        assert found["success"] is True
+    assert restored.market.ledger.dump() == world.market.ledger.dump()

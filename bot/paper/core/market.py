@@ -10,7 +10,6 @@ minute by minute.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -40,16 +39,21 @@ BACKGROUND_STEP_SECONDS: Final = 3600
 keeps listing all 209 tokens cheap after weeks of simulated time."""
 
 
-def _spec_factory(step_seconds: int) -> Callable[[Token, int], RandomWalkSpec]:
-    """APT and USD stables walk on the configured step; other tokens hourly."""
+@dataclass(frozen=True)
+class SpecFactory:
+    """Walks of unconfigured tokens: APT and USD stables on the configured step, others hourly.
 
-    def factory(token: Token, seed: int) -> RandomWalkSpec:
+    A class, not a closure, so a market pickles (snapshots).
+    """
+
+    step_seconds: int
+
+    def __call__(self, token: Token, seed: int) -> RandomWalkSpec:
+        """The default walk of `token`, on its grid."""
         spec = default_spec(token, seed)
         main = is_native_apt(token) or "USD" in token.symbol.upper()
-        step = step_seconds if main else max(step_seconds, BACKGROUND_STEP_SECONDS)
+        step = self.step_seconds if main else max(self.step_seconds, BACKGROUND_STEP_SECONDS)
         return RandomWalkSpec(spec.start_price, spec.drift_per_year, spec.volatility_per_year, step)
-
-    return factory
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,7 @@ class PaperMarket:
             clock.now(),
             replayed=replayed,
             specs=specs,
-            spec_factory=_spec_factory(config.price_step_seconds),
+            spec_factory=SpecFactory(config.price_step_seconds),
         )
         self.pools = PoolBook(self.prices, config.pools)
         self.ledger = Ledger()
