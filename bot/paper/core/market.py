@@ -25,8 +25,9 @@ from bot.paper.core.ledger import Ledger
 from bot.paper.core.limit import LimitEngine
 from bot.paper.core.orders import OrderIds
 from bot.paper.core.pools import PoolBook, PoolSettings
-from bot.paper.core.prices import PriceBook, RandomWalkSpec, default_spec, load_series_csv
+from bot.paper.core.prices import PriceBook, RandomWalkSpec, default_spec
 from bot.paper.core.registry import PaperTokens, is_native_apt
+from bot.paper.core.series import load_series
 from bot.paper.core.swaps import FeeSettings, SwapTerms, quote_swap
 
 __all__ = ["DEFAULT_HORIZON", "MarketConfig", "PaperMarket"]
@@ -99,7 +100,7 @@ class PaperMarket:
         self.tokens = tokens or PaperTokens.from_token_list()
         replayed = None
         if config.prices_file:
-            replayed, _report = load_series_csv(Path(config.prices_file), key_of=self.tokens.key_of)
+            replayed, _report = load_series(Path(config.prices_file), key_of=self.tokens.key_of)
         specs = {
             self.tokens.find(name).address: RandomWalkSpec(
                 start_price=price,

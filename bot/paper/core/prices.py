@@ -10,7 +10,6 @@ world seed and the token's own key, so adding a token changes no other path.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import heapq
 import random
@@ -21,12 +20,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from itertools import groupby, pairwise, repeat
-from pathlib import Path
 from typing import Final
 
 from bot.aptos.tokens import Token, TokenLookupError, token_key
 from bot.clock import ensure_utc
-from bot.money import format_decimal, parse_decimal
+from bot.money import parse_decimal
 from bot.paper.core.registry import APT_COIN_TYPE, PaperTokens, UnknownToken, is_native_apt
 
 __all__ = [
@@ -35,12 +33,8 @@ __all__ = [
     "PricePath",
     "RandomWalkPath",
     "RandomWalkSpec",
-    "SeriesReport",
-    "SeriesRow",
     "default_spec",
     "derive_seed",
-    "load_series_csv",
-    "write_series_csv",
 ]
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -253,103 +247,6 @@ def default_spec(token: Token, seed: int) -> RandomWalkSpec:
     log_price = _CALC.add(_LN_LOW, _CALC.multiply(fraction, _LN_HIGH - _LN_LOW))
     start = Context(prec=6).plus(_CALC.exp(log_price))
     return RandomWalkSpec(start, Decimal(0), Decimal("1.2"))
-
-
-@dataclass(frozen=True)
-class SeriesReport:
-    """What `load_series_csv` read: data rows, bad rows skipped, duplicates replaced."""
-
-    rows: int
-    skipped: int
-    duplicates: int
-
-
-@dataclass(frozen=True)
-class SeriesRow:
-    """One price observation of the recorder's series format."""
-
-    timestamp: datetime
-    token: str
-    usd_price: Decimal
-    symbol: str | None = None
-    native_price: Decimal | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "timestamp", ensure_utc(self.timestamp))
-        object.__setattr__(self, "token", token_key(self.token))
-        _check_price(self.usd_price)
-        if self.native_price is not None:
-            _check_price(self.native_price)
-
-
-def _parse_time(text: str) -> datetime:
-    """ISO-8601 with `Z` or an offset (naive refused), or integer epoch seconds."""
-    text = text.strip()
-    if text.removeprefix("-").isdigit():
-        return _from_us(int(text) * 1_000_000)
-    return ensure_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
-
-
-def load_series_csv(
-    path: Path, key_of: Callable[[str], str] = token_key
-) -> tuple[dict[str, PricePath], SeriesReport]:
-    """Read a recorded price series: one `PricePath` per token key.
-
-    Columns: `timestamp`, `token`, `usdPrice` required; `symbol`, `nativePrice` optional
-    (not used for the path). Rows may come in any order. A bad row is skipped and counted;
-    a repeated (token, timestamp) keeps the last row and counts as a duplicate. `key_of`
-    maps the token text to its key: pass `PaperTokens.key_of` to merge the coin type and
-    FA spellings of one token (the default, `token_key`, keeps them apart).
-
-    Raises:
-        ValueError: the header lacks a required column.
-    """
-    points: dict[str, dict[int, Decimal]] = {}
-    rows = skipped = duplicates = 0
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        reader = csv.DictReader(handle)
-        required = ("timestamp", "token", "usdPrice")
-        missing = [name for name in required if name not in (reader.fieldnames or ())]
-        if missing:
-            raise ValueError(f"{path}: missing column(s): {', '.join(missing)}")
-        while True:
-            try:
-                record = next(reader)
-            except StopIteration:
-                break
-            except csv.Error:  # unparsable line: counted as a bad row below
-                record = {}
-            rows += 1
-            try:
-                us = _to_us(_parse_time(record.get("timestamp") or ""))
-                key = key_of(record.get("token") or "")
-                price = _check_price(parse_decimal(record.get("usdPrice") or "", field="usdPrice"))
-            except (ValueError, TypeError, LookupError, ArithmeticError):
-                skipped += 1
-                continue
-            series = points.setdefault(key, {})
-            duplicates += us in series
-            series[us] = price
-    paths: dict[str, PricePath] = {}
-    for key, series in points.items():
-        ordered = sorted(series)
-        paths[key] = PricePath([_from_us(us) for us in ordered], [series[us] for us in ordered])
-    return paths, SeriesReport(rows=rows, skipped=skipped, duplicates=duplicates)
-
-
-def write_series_csv(path: Path, rows: Iterable[SeriesRow]) -> int:
-    """Write rows in the format `load_series_csv` reads; returns how many were written."""
-    written = 0
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(("timestamp", "token", "symbol", "usdPrice", "nativePrice"))
-        for row in rows:
-            native = "" if row.native_price is None else format_decimal(row.native_price)
-            stamp = row.timestamp.isoformat().replace("+00:00", "Z")
-            usd = format_decimal(row.usd_price)
-            writer.writerow([stamp, row.token, row.symbol or "", usd, native])
-            written += 1
-    return written
 
 
 class PriceBook:

@@ -16,12 +16,9 @@ from bot.paper.core.prices import (
     PricePath,
     RandomWalkPath,
     RandomWalkSpec,
-    SeriesReport,
-    SeriesRow,
-    load_series_csv,
-    write_series_csv,
 )
 from bot.paper.core.registry import APT_COIN_TYPE, PaperTokens, UnknownToken
+from bot.paper.core.series import SeriesReport, SeriesRow, load_series_csv, write_series_csv
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 H = timedelta(hours=1)
