@@ -1,0 +1,54 @@
+"""The journal: every order, intent, transaction and price the bot has seen, in SQLite.
+
+`Journal` (in `bot.journal.store`) is the only writer. Amounts are stored as exact TEXT
+(`bot.journal.types`), the schema is managed by alembic (`bot.journal.migrate`), and SQLite
+runs in WAL mode with `synchronous=FULL` (`bot.journal.db`). See docs/journal.md.
+"""
+
+from bot.journal.codec import decode_json, encode_json, raw_hash
+from bot.journal.migrate import current_revision, head_revision, upgrade
+from bot.journal.store import (
+    INTENT_KINDS,
+    INTENT_STATES,
+    TX_STATES,
+    CommandView,
+    FillRecord,
+    FillView,
+    IntentTransitionView,
+    IntentView,
+    Journal,
+    JournalError,
+    OrderChange,
+    OrderObservation,
+    OrderSnapshot,
+    OrderTransitionView,
+    OrderView,
+    PriceTickRow,
+    TransactionView,
+)
+
+__all__ = [
+    "INTENT_KINDS",
+    "INTENT_STATES",
+    "TX_STATES",
+    "CommandView",
+    "FillRecord",
+    "FillView",
+    "IntentTransitionView",
+    "IntentView",
+    "Journal",
+    "JournalError",
+    "OrderChange",
+    "OrderObservation",
+    "OrderSnapshot",
+    "OrderTransitionView",
+    "OrderView",
+    "PriceTickRow",
+    "TransactionView",
+    "current_revision",
+    "decode_json",
+    "encode_json",
+    "head_revision",
+    "raw_hash",
+    "upgrade",
+]

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bot.cli.journal_cmd import app
+from bot.journal import Journal, head_revision
+from bot.journal.migrate import upgrade
+
+from .conftest import T0, WALLET
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in list(os.environ):
+        if name.upper().startswith("BOT_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    yield
+
+
+def test_migrate_uses_the_configured_url(tmp_path: Path) -> None:
+    db = tmp_path / "state" / "j.db"
+    (tmp_path / "config.toml").write_text(f'[journal]\nurl = "sqlite:///{db}"\n')
+    result = runner.invoke(app, ["migrate"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"journal at sqlite:///{db}: empty → {head_revision()}"
+    again = runner.invoke(app, ["migrate"])
+    assert f"{head_revision()} → {head_revision()}" in again.output
+
+
+def test_migrate_from_an_old_revision_with_url_option(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    upgrade(url, "0001_initial")
+    result = runner.invoke(app, ["migrate", "--url", url])
+    assert result.exit_code == 0, result.output
+    assert f": 0001_initial → {head_revision()}" in result.output
+
+
+def test_export_json_to_stdout_and_csv_to_file(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'j.db'}"
+    with Journal.open(url) as journal:
+        journal.record_intent("s", WALLET, "swap", "k", {}, at=T0)
+    result = runner.invoke(app, ["export", "--format", "json", "--url", url])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["intents"][0]["idempotency_key"] == "k"
+    out = tmp_path / "out.csv"
+    result = runner.invoke(
+        app, ["export", "--format", "csv", "--url", url, "--out", str(out), "-t", "intents"]
+    )
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert text.startswith("# table intents\n") and "# table orders" not in text
+
+
+def test_export_errors(tmp_path: Path) -> None:
+    missing = f"sqlite:///{tmp_path / 'missing.db'}"
+    result = runner.invoke(app, ["export", "--format", "csv", "--url", missing])
+    assert result.exit_code == 1 and "no journal" in result.output
+    assert not (tmp_path / "missing.db").exists()
+    result = runner.invoke(app, ["export", "--format", "xml", "--url", missing])
+    assert result.exit_code == 2
+    result = runner.invoke(app, ["export", "--format", "csv", "--url", missing, "-t", "nope"])
+    assert result.exit_code == 2 and "unknown table nope" in result.output
