@@ -25,7 +25,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from bot.aptos.address import Address, AddressError
+from bot.aptos.address import Address, AddressError, FunctionId
 
 __all__ = [
     "SECRET_KEYS",
@@ -50,6 +50,9 @@ SECRET_KEYS: Final = frozenset({"api_key", "private_key", "bot_token", "webhook_
 """Keys whose values are never shown, in errors or in `bot config show`."""
 
 MAINNET_CHAIN_ID: Final = 1
+ROUTER_FUNCTION: Final = (
+    "0x1c3206329806286fd2223647c9f9b130e66baeb6d7224a18c1f642ffe48f3b4c::panora_swap::router_entry"
+)
 
 
 class _Section(BaseModel):
@@ -90,6 +93,24 @@ class ChainSettings(_Section):
     node_url: str = "https://api.mainnet.aptoslabs.com/v1"
     chain_id: int = Field(default=MAINNET_CHAIN_ID, ge=0, le=255)
     request_timeout_seconds: float = Field(default=20.0, gt=0)
+    allowed_functions: list[str] = Field(default_factory=lambda: [ROUTER_FUNCTION])
+    """The only entry functions the signer will sign (add the order modules' here)."""
+    gas_margin: Decimal = Field(default=Decimal("1.5"), ge=1)
+    expiration_seconds: int = Field(default=60, ge=1)
+    poll_interval_seconds: float = Field(default=1.0, gt=0)
+    first_poll_delay_seconds: float = Field(default=0.5, ge=0)
+    max_submit_attempts: int = Field(default=5, ge=1)
+    max_sequence_retries: int = Field(default=3, ge=0)
+    wait_timeout_seconds: float = Field(default=300.0, gt=0)
+    gas_price_ttl_seconds: float = Field(default=30.0, ge=0)
+
+    @field_validator("allowed_functions")
+    @classmethod
+    def _function_ids(cls, values: list[str]) -> list[str]:
+        try:
+            return [str(FunctionId.parse(v)) for v in values]
+        except AddressError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class WalletSettings(_Section):
@@ -193,6 +214,10 @@ class PaperNodeSettings(_Section):
     slow_commit: float = Field(default=0.0, ge=0, le=1)
     slow_commit_seconds: float = Field(default=30.0, ge=0)
     consume_sequence: float = Field(default=0.0, ge=0, le=1)
+    lose_first: int = Field(default=0, ge=0)
+    """Tests: lose the first N accepted transactions (202, never committed)."""
+    drop_first_answers: int = Field(default=0, ge=0)
+    """Tests: close the connection instead of answering the first N accepted submissions."""
 
     @field_validator("chain_id")
     @classmethod

@@ -150,6 +150,8 @@ def _node_settings(settings: PaperSettings) -> NodeSettings:
         slow_commit=node.slow_commit,
         slow_commit_seconds=node.slow_commit_seconds,
         consume_sequence=node.consume_sequence,
+        lose_first=node.lose_first,
+        drop_first_answers=node.drop_first_answers,
     )
 
 

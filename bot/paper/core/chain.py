@@ -41,6 +41,7 @@ APT: Final = "0x1::aptos_coin::AptosCoin"
 GAS_ACCOUNT: Final = "gas"
 # Validation status codes of the Aptos VM, as nodes report them.
 SEQUENCE_NUMBER_TOO_OLD: Final = 3
+SEQUENCE_NUMBER_TOO_NEW: Final = 4
 INVALID_SIGNATURE: Final = 1
 INVALID_AUTH_KEY: Final = 2
 INSUFFICIENT_BALANCE_FOR_FEE: Final = 5
@@ -91,6 +92,10 @@ class NodeSettings:
     slow_commit_seconds: float = 0.0
     slow_commit: float = 0.0
     consume_sequence: float = 0.0
+    lose_first: int = 0
+    """Deterministic faults for tests: lose the first N accepted transactions…"""
+    drop_first_answers: int = 0
+    """…and drop the answer to the first N accepted submissions (they are applied)."""
 
 
 @dataclass
@@ -131,6 +136,7 @@ class PaperChain:
         self._rng = random.Random(self.settings.seed)  # noqa: S311 - simulation
         self.submitted = 0
         self.committed = 0
+        self._answers_to_drop = self.settings.drop_first_answers
 
     # --- reads ----------------------------------------------------------------------------
 
@@ -166,7 +172,9 @@ class PaperChain:
                 400, f"invalid BCS signed transaction: {exc}", "invalid_input"
             ) from None
 
-    def _check(self, signed: SignedTransaction, *, simulation: bool) -> str:
+    def _check(
+        self, signed: SignedTransaction, *, simulation: bool, estimate_max_gas: bool = False
+    ) -> str:
         raw = signed.transaction
         sender = str(sender_address(signed))
         auth = signed.authenticator.authenticator
@@ -188,12 +196,15 @@ class PaperChain:
             raise _validation("TRANSACTION_EXPIRED", TRANSACTION_EXPIRED)
         if not self.account_exists(sender):
             raise _validation("SENDING_ACCOUNT_DOES_NOT_EXIST", SENDING_ACCOUNT_DOES_NOT_EXIST)
+        if simulation and raw.sequence_number > self.sequence_number(sender):
+            # A simulation runs now, so it needs exactly the next sequence number.
+            raise _validation("SEQUENCE_NUMBER_TOO_NEW", SEQUENCE_NUMBER_TOO_NEW)
         if raw.sequence_number < self.sequence_number(sender):
             if self.settings.vm_error_sequence:
                 raise _validation("SEQUENCE_NUMBER_TOO_OLD", SEQUENCE_NUMBER_TOO_OLD)
             raise NodeError(400, "sequence number too old", "sequence_number_too_old")
         fee = raw.max_gas_amount * raw.gas_unit_price
-        if self.market.ledger.balance(sender, APT) < fee:
+        if not estimate_max_gas and self.market.ledger.balance(sender, APT) < fee:
             raise _validation(
                 "INSUFFICIENT_BALANCE_FOR_TRANSACTION_FEE", INSUFFICIENT_BALANCE_FOR_FEE
             )
@@ -226,7 +237,7 @@ class PaperChain:
             sequence_number=signed.transaction.sequence_number,
             received_at=now,
             commit_at=now + timedelta(seconds=delay),
-            lost=self._draw(self.settings.lost),
+            lost=self._draw(self.settings.lost) or self.submitted < self.settings.lose_first,
             payload=self.executor.payload_json(entry_function(signed)),
         )
         self._by_hash[tx_hash] = record
@@ -234,6 +245,13 @@ class PaperChain:
         if not record.lost:
             self._pending.setdefault(sender, {})[record.sequence_number] = record
         return record
+
+    def take_dropped_answer(self) -> bool:
+        """True while the answers of the first accepted submissions are to be dropped."""
+        if self._answers_to_drop > 0:
+            self._answers_to_drop -= 1
+            return True
+        return False
 
     def _draw(self, probability: float) -> bool:
         return probability > 0 and self._rng.random() < probability
@@ -273,10 +291,14 @@ class PaperChain:
         record.committed_at = now
         self.committed += 1
 
-    def simulate(self, data: bytes) -> TxRecord:
-        """Run a zero-signature transaction against the current state and undo it all."""
+    def simulate(self, data: bytes, *, estimate_max_gas: bool = False) -> TxRecord:
+        """Run a zero-signature transaction against the current state and undo it all.
+
+        With `estimate_max_gas` (the node's `estimate_max_gas_amount` flag) the account
+        need not hold APT for the transaction's `max_gas_amount` up front.
+        """
         signed = self._decode(data)
-        sender = self._check(signed, simulation=True)
+        sender = self._check(signed, simulation=True, estimate_max_gas=estimate_max_gas)
         now = self.market.now
         effects = self.executor.run(sender, entry_function(signed), now, dry=True)
         return TxRecord(

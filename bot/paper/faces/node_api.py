@@ -51,9 +51,19 @@ class NodeApi:
             status, body = self._route(request)
             self.chain.process()
         except NodeError as error:
-            await send_json(send, error.status, error.body())
+            await send_json(send, error.status, error.body(), headers=self._ledger_headers())
             return
-        await send_json(send, status, body)
+        drop = status == 202 and self.chain.take_dropped_answer()
+        await send_json(send, status, body, headers=self._ledger_headers(), drop=drop)
+
+    def _ledger_headers(self) -> dict[str, str]:
+        """The ledger headers a real node sends on every answer."""
+        return {
+            "x-aptos-chain-id": str(self.chain.settings.chain_id),
+            "x-aptos-ledger-version": str(self.chain.version),
+            "x-aptos-ledger-timestampusec": str(self.chain.ledger_timestamp_us),
+            "x-aptos-epoch": "1",
+        }
 
     def _route(self, request: Request) -> tuple[int, Any]:
         method, path = request.method, request.path.rstrip("/") or "/"
@@ -69,7 +79,9 @@ class NodeApi:
         if method == "POST" and path == "/v1/transactions":
             return 202, self._pending_json(self.chain.submit(request.body))
         if method == "POST" and path == "/v1/transactions/simulate":
-            return 200, [self._committed_json(self.chain.simulate(request.body))]
+            estimating = request.param("estimate_max_gas_amount") == "true"
+            simulated = self.chain.simulate(request.body, estimate_max_gas=estimating)
+            return 200, [self._committed_json(simulated)]
         if method == "POST" and path == "/v1/view":
             return 200, self._view(request.json())
         if method == "GET" and (m := _BY_HASH.match(path)):

@@ -1,0 +1,393 @@
+"""The signer policy: what may be signed, judged before signing and on the simulation.
+
+Before signing (`check_call`): the function must be on the allowlist (by default only the
+provider's router); the intended spend must fit the per-transaction cap of its token; the
+quoted slippage must not exceed `[risk].max_slippage_percent`; traded tokens must be in
+`[risk].allowed_tokens` when that list is set.
+
+On the simulation (`check_effects`), by effects rather than argument positions (nobody
+outside the provider knows which of the router's 20 arguments is the recipient):
+
+* the sender's balances may fall only in the sold token, by at most the intended amount plus
+  the quoted fees; a swap or deposit may not touch any third token of the sender. The gas
+  fee is judged apart (below): balance changes leave it out, as the paper node reports them
+  (`gas_in_balance_changes=True` accepts a node that folds the fee into the sender's APT
+  delta, allowing exactly `gas_used × gas_unit_price` more);
+* a swap must raise the recipient's (default: the sender's) balance of the bought token by
+  at least the quote's minimum;
+* a deposit may move the sold token only to the order's escrow (when named);
+* the simulated gas must fit `[risk].max_gas_amount`;
+* a simulation without balance changes the policy can judge is refused.
+
+Every refusal raises `PolicyRefused` with a one-line reason (and the fix when it is a
+configuration matter). Amounts are integer base units throughout.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import ROUND_FLOOR, Decimal, localcontext
+from typing import Any, Final
+
+from bot.aptos.address import Address, AddressError, FunctionId
+from bot.aptos.tokens import Token, TokenBook, TokenLookupError
+from bot.chain.errors import ConfigurationError, PolicyRefused
+from bot.chain.intent import Intent, IntentKind
+from bot.chain.records import SimulationResult
+from bot.config import ChainSettings, RiskSettings
+
+__all__ = [
+    "APT_COIN_TYPE",
+    "APT_FA_ADDRESS",
+    "ROUTER_FUNCTION",
+    "Intent",
+    "IntentKind",
+    "SignerPolicy",
+    "function_of",
+]
+
+ROUTER_FUNCTION: Final = FunctionId.parse(
+    "0x1c3206329806286fd2223647c9f9b130e66baeb6d7224a18c1f642ffe48f3b4c::panora_swap::router_entry"
+)
+APT_COIN_TYPE: Final = "0x1::aptos_coin::AptosCoin"
+APT_FA_ADDRESS: Final = "0xa"
+GAS_TOKEN_KEYS: Final = frozenset({APT_COIN_TYPE, APT_FA_ADDRESS})
+_ALLOWLIST_KEY: Final = "[chain].allowed_functions"
+
+
+def function_of(tx_data: Mapping[str, Any]) -> FunctionId:
+    """The function id a txData calls.
+
+    Raises:
+        PolicyRefused: when `function` is missing or not `address::module::function`.
+    """
+    text = tx_data.get("function") if isinstance(tx_data, Mapping) else None
+    if not isinstance(text, str):
+        raise PolicyRefused("the txData has no function id")
+    try:
+        return FunctionId.parse(text)
+    except AddressError:
+        raise PolicyRefused(f"the txData's function {text[:120]!r} is not a function id") from None
+
+
+def _name(token: Token) -> str:
+    return f"{token.symbol} ({token.address})"
+
+
+def _caps_fix(token: Token) -> str:
+    return f"raise [risk].per_transaction_caps for {token.symbol} if this is intended"
+
+
+@dataclass(frozen=True)
+class SignerPolicy:
+    """The rules checked before anything is signed (see the module docstring).
+
+    Attributes:
+        chain_id: the only chain id the key may sign for (`[chain].chain_id`).
+        allowed_functions: entry functions that may be called.
+        per_tx_caps: token key → most base units one transaction may spend.
+        max_slippage_percent: from `[risk]`.
+        max_gas_amount: gas units one transaction may use (`[risk].max_gas_amount`).
+        allowed_tokens: token keys that may be traded (empty: any token).
+        gas_in_balance_changes: whether the node's balance changes include the gas fee in
+            the sender's APT delta (the paper node's do not).
+    """
+
+    chain_id: int
+    allowed_functions: frozenset[FunctionId] = frozenset({ROUTER_FUNCTION})
+    per_tx_caps: Mapping[str, int] = field(default_factory=dict)
+    max_slippage_percent: Decimal = Decimal(1)
+    max_gas_amount: int = 200_000
+    allowed_tokens: frozenset[str] = frozenset()
+    gas_token_keys: frozenset[str] = GAS_TOKEN_KEYS
+    gas_in_balance_changes: bool = False
+
+    @classmethod
+    def from_settings(
+        cls,
+        chain: ChainSettings,
+        risk: RiskSettings,
+        tokens: TokenBook,
+        *,
+        allowed_functions: Iterable[str] | None = None,
+        extra_functions: Iterable[str] = (),
+    ) -> SignerPolicy:
+        """Build from `[chain]`, `[risk]` and the token list (for caps in human units).
+
+        Args:
+            chain: `[chain]` (chain id; `allowed_functions` once the config has it).
+            risk: `[risk]` (caps, slippage, gas budget, allowed tokens).
+            tokens: the token list, to resolve cap and allowlist names and decimals.
+            allowed_functions: the whole allowlist; default `[chain].allowed_functions`
+                when the config has it, else the provider's router.
+            extra_functions: added to the allowlist (e.g. the configured order modules).
+
+        Raises:
+            ConfigurationError: an unknown or ambiguous token, or a malformed function id.
+        """
+        configured = allowed_functions
+        if configured is None:
+            configured = getattr(chain, "allowed_functions", None) or [str(ROUTER_FUNCTION)]
+        functions: set[FunctionId] = set()
+        for text in [*configured, *extra_functions]:
+            try:
+                functions.add(FunctionId.parse(text))
+            except AddressError as exc:
+                raise ConfigurationError(f"{_ALLOWLIST_KEY}: {exc}") from None
+        caps: dict[str, int] = {}
+        for name, cap in risk.per_transaction_caps.items():
+            token = _find(tokens, name, "[risk].per_transaction_caps")
+            with localcontext() as ctx:
+                ctx.prec = 100
+                units = int(cap.scaleb(token.decimals).to_integral_value(rounding=ROUND_FLOOR))
+            caps.update(dict.fromkeys(token.keys, units))
+        allowed = frozenset(
+            key
+            for name in risk.allowed_tokens
+            for key in _find(tokens, name, "[risk].allowed_tokens").keys
+        )
+        return cls(
+            chain_id=chain.chain_id,
+            allowed_functions=frozenset(functions),
+            per_tx_caps=caps,
+            max_slippage_percent=risk.max_slippage_percent,
+            max_gas_amount=risk.max_gas_amount,
+            allowed_tokens=allowed,
+        )
+
+    # --- before signing ---------------------------------------------------------------
+
+    def check_function(self, tx_data: Mapping[str, Any]) -> FunctionId:
+        """The call's function id, if it is on the allowlist.
+
+        Raises:
+            PolicyRefused: naming the exact function id and how to allowlist it.
+        """
+        function = function_of(tx_data)
+        if function not in self.allowed_functions:
+            raise PolicyRefused(
+                f"function {function} is not on the allowlist",
+                function=str(function),
+                fix=f'to allow it, add "{function}" to {_ALLOWLIST_KEY}',
+            )
+        return function
+
+    def check_call(self, tx_data: Mapping[str, Any], intent: Intent) -> FunctionId:
+        """Allowlist, intent consistency, token allowlist, per-transaction cap, slippage.
+
+        Raises:
+            PolicyRefused: with a one-line reason.
+        """
+        function = self.check_function(tx_data)
+        where = str(function)
+        selling = intent.kind in (IntentKind.SWAP, IntentKind.DEPOSIT)
+        if selling and (intent.sell is None or intent.sell_amount <= 0):
+            raise PolicyRefused(f"a {intent.kind} needs a sold token and an amount", function=where)
+        if intent.kind is IntentKind.SWAP:
+            if intent.buy is None or intent.min_out <= 0:
+                raise PolicyRefused(
+                    "a swap needs a bought token and a minimum out above 0", function=where
+                )
+            assert intent.sell is not None
+            if set(intent.sell.keys) & set(intent.buy.keys):
+                raise PolicyRefused(f"a swap of {_name(intent.sell)} into itself", function=where)
+        for token in (intent.sell, intent.buy):
+            if (
+                token is not None
+                and self.allowed_tokens
+                and not set(token.keys) & self.allowed_tokens
+            ):
+                raise PolicyRefused(
+                    f"token {_name(token)} is not in [risk].allowed_tokens",
+                    function=where,
+                    fix=f"add {token.symbol} to [risk].allowed_tokens if this is intended",
+                )
+        if intent.sell is not None:
+            cap = self.cap_for(intent.sell)
+            spend = intent.sell_amount + intent.fee_amount
+            if cap is not None and spend > cap:
+                raise PolicyRefused(
+                    f"spends {spend} base units of {_name(intent.sell)}, over the per-transaction "
+                    f"cap of {cap}",
+                    function=where,
+                    fix=_caps_fix(intent.sell),
+                )
+        self._check_slippage(intent, where)
+        return function
+
+    def cap_for(self, token: Token) -> int | None:
+        """The per-transaction cap of a token in base units (the tightest of its keys), or None."""
+        caps = [self.per_tx_caps[k] for k in token.keys if k in self.per_tx_caps]
+        return min(caps) if caps else None
+
+    def _check_slippage(self, intent: Intent, where: str) -> None:
+        fix = "raise [risk].max_slippage_percent if this is intended"
+        limit = self.max_slippage_percent
+        if intent.slippage_percent is not None and intent.slippage_percent > limit:
+            raise PolicyRefused(
+                f"slippage {intent.slippage_percent}% is above the maximum {limit}%",
+                function=where,
+                fix=fix,
+            )
+        expected = intent.expected_out
+        if intent.kind is not IntentKind.SWAP or not expected:
+            return
+        with localcontext() as ctx:
+            ctx.prec = 100
+            # (expected − min) / expected > limit / 100, exactly.
+            over = Decimal(expected - intent.min_out) * 100 > limit * expected
+        if over:
+            raise PolicyRefused(
+                f"the minimum out {intent.min_out} is more than {limit}% below the expected "
+                f"{expected}",
+                function=where,
+                fix=fix,
+            )
+
+    # --- on the simulation ------------------------------------------------------------
+
+    def check_effects(
+        self, simulation: SimulationResult, intent: Intent, *, function: str = ""
+    ) -> None:
+        """Judge the simulated effects against the intent (see the module docstring).
+
+        Raises:
+            PolicyRefused: naming the offending account, token and amount.
+        """
+        if simulation.gas_used > self.max_gas_amount:
+            raise PolicyRefused(
+                f"simulated gas {simulation.gas_used} is over the budget of {self.max_gas_amount}",
+                function=function,
+                fix="raise [risk].max_gas_amount if this is intended",
+            )
+        changes = simulation.balance_changes
+        if changes is None:
+            raise PolicyRefused(
+                "the simulation reports no balance changes the policy can judge "
+                "(the node gave no balance_changes)",
+                function=function,
+            )
+        totals: dict[tuple[Address, str], int] = defaultdict(int)
+        for change in changes:
+            totals[(change.account, self._role(change.asset, intent))] += change.delta
+        gas_fee = simulation.gas_fee if self.gas_in_balance_changes else 0
+        self._check_sender(totals, intent, gas_fee, function)
+        if intent.kind is IntentKind.SWAP:
+            self._check_bought(totals, intent, gas_fee, function)
+        elif intent.kind is IntentKind.DEPOSIT and intent.escrow is not None:
+            self._check_escrow(totals, intent, function)
+
+    def _role(self, asset: str, intent: Intent) -> str:
+        if intent.sell is not None and asset in intent.sell.keys:
+            return "sell"
+        if intent.buy is not None and asset in intent.buy.keys:
+            return "buy"
+        if asset in self.gas_token_keys:
+            return "gas"
+        return asset
+
+    def _is_gas(self, token: Token | None) -> bool:
+        return token is not None and bool(set(token.keys) & self.gas_token_keys)
+
+    def _check_sender(
+        self, totals: Mapping[tuple[Address, str], int], intent: Intent, gas_fee: int, where: str
+    ) -> None:
+        sender = intent.sender
+        for (account, role), delta in totals.items():
+            if account != sender or delta == 0:
+                continue
+            if role == "sell":
+                assert intent.sell is not None
+                allowed = intent.sell_amount + intent.fee_amount
+                allowed += gas_fee if self._is_gas(intent.sell) else 0
+                if -delta > allowed:
+                    raise PolicyRefused(
+                        f"the sender's {_name(intent.sell)} would fall by {-delta} base units, "
+                        f"more than the intended {intent.sell_amount} plus fees "
+                        f"{intent.fee_amount}",
+                        function=where,
+                    )
+            elif role == "gas":
+                if -delta > gas_fee:
+                    raise PolicyRefused(
+                        f"the sender's APT would fall by {-delta} octas beyond gas "
+                        f"(gas fee allowed in balance changes: {gas_fee})",
+                        function=where,
+                    )
+            elif role == "buy":
+                assert intent.buy is not None
+                floor = -gas_fee if self._is_gas(intent.buy) else 0
+                if delta < floor:
+                    raise PolicyRefused(
+                        f"the sender's {_name(intent.buy)} would fall by {-delta} base units",
+                        function=where,
+                    )
+            elif delta < 0 or intent.kind is not IntentKind.WITHDRAW:
+                raise PolicyRefused(
+                    f"the transaction touches a third token of the sender: {role} changes by "
+                    f"{delta} base units",
+                    function=where,
+                )
+
+    def _check_bought(
+        self, totals: Mapping[tuple[Address, str], int], intent: Intent, gas_fee: int, where: str
+    ) -> None:
+        assert intent.buy is not None
+        receiver = intent.receiver
+        gain = totals.get((receiver, "buy"), 0)
+        if receiver == intent.sender and self._is_gas(intent.buy):
+            gain += gas_fee  # the sender's APT delta is net of the gas fee
+        if gain >= intent.min_out:
+            return
+        elsewhere = sorted(
+            (
+                (account, delta)
+                for (account, role), delta in totals.items()
+                if role == "buy" and account != receiver and delta > 0
+            ),
+            key=lambda item: -item[1],
+        )
+        if elsewhere:
+            account, delta = elsewhere[0]
+            raise PolicyRefused(
+                f"the bought {_name(intent.buy)} goes to {account} ({delta} base units), "
+                f"not to the recipient {receiver}",
+                function=where,
+            )
+        raise PolicyRefused(
+            f"the recipient {receiver} would gain {gain} base units of {_name(intent.buy)}, "
+            f"less than the minimum {intent.min_out}",
+            function=where,
+        )
+
+    def _check_escrow(
+        self, totals: Mapping[tuple[Address, str], int], intent: Intent, where: str
+    ) -> None:
+        assert intent.sell is not None and intent.escrow is not None
+        gain = totals.get((intent.escrow, "sell"), 0)
+        if gain < intent.sell_amount:
+            raise PolicyRefused(
+                f"the escrow {intent.escrow} would receive {gain} base units of "
+                f"{_name(intent.sell)}, not the order's {intent.sell_amount}",
+                function=where,
+            )
+        for (account, role), delta in totals.items():
+            if (
+                role == "sell"
+                and delta > intent.fee_amount
+                and account not in (intent.escrow, intent.sender)
+            ):
+                raise PolicyRefused(
+                    f"the deposit moves {delta} base units of {_name(intent.sell)} to {account}, "
+                    f"not to the escrow {intent.escrow}",
+                    function=where,
+                )
+
+
+def _find(tokens: TokenBook, name: str, key: str) -> Token:
+    try:
+        return tokens.find(name)
+    except TokenLookupError as exc:
+        raise ConfigurationError(f"{key}: {exc}") from None

@@ -1,0 +1,375 @@
+"""The signer: from a txData to a committed Aptos transaction, exactly once.
+
+`execute(tx_data, intent)`:
+1. the node's chain id must be `policy.chain_id` (checked once); the call must pass
+   `policy.check_call` (allowlist first: no ABI is fetched for a refused function);
+2. the arguments are encoded by the function's on-chain ABI (cached per module);
+3. simulation with a zeroed signature at the account's current sequence number →
+   `SimulationFailed` unless it succeeds; `policy.check_effects` judges its balance changes;
+4. a sequence number is allocated, the transaction signed with `max_gas_amount` = gas used ×
+   margin (capped by the policy) and its hash handed to the recorder *before* sending;
+5. submit: 507/429/connection refused → back off and resend the same bytes; a lost answer →
+   wait by hash, never resubmit; sequence number too old → resync and re-sign;
+6. poll `by_hash` until committed, or until the node's ledger time passes the expiration
+   with the transaction not found: then it is definitively not executed, its number and
+   every later one in flight are lost, and the call is re-signed once (simulation and
+   policy re-run) with a fresh number read from the chain after the wait.
+
+`dry_run(tx_data)` decodes and simulates, and signs nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
+from decimal import ROUND_CEILING, Decimal
+from typing import Any
+
+from aptos_sdk import ed25519
+from aptos_sdk.transactions import EntryFunction
+
+from bot.aptos.abi import AbiError, FunctionAbi, ModuleAbi
+from bot.aptos.address import Address, FunctionId
+from bot.aptos.codec import CodecError, encode_entry_function
+from bot.aptos.transactions import (
+    build_raw_transaction,
+    sign_transaction,
+    signed_bytes,
+    simulation_transaction,
+    transaction_hash,
+)
+from bot.chain.dryrun import DryRunReport, build_report
+from bot.chain.errors import (
+    ChainError,
+    ChainIdMismatch,
+    InvalidTxData,
+    KeyMismatch,
+    NodeError,
+    PolicyRefused,
+    SequenceTooOld,
+    SimulationFailed,
+    TransactionExpired,
+    TransactionFailed,
+)
+from bot.chain.keys import account_address, authentication_key
+from bot.chain.node import NodeClient
+from bot.chain.outcome import OutcomeStatus, TxOutcome, TxRecorder
+from bot.chain.policy import Intent, SignerPolicy, function_of
+from bot.chain.records import SimulationResult
+from bot.chain.sequence import SequenceAllocator
+from bot.chain.settings import SignerSettings
+from bot.chain.submission import Submission, submit_and_wait
+from bot.logging import get_logger
+
+__all__ = ["PreparedCall", "Signer"]
+
+_STALE_SEQUENCE = ("SEQUENCE_NUMBER_TOO_OLD", "SEQUENCE_NUMBER_TOO_NEW")
+_EXPIRED = "TRANSACTION_EXPIRED"
+
+
+@dataclass(frozen=True)
+class PreparedCall:
+    """A txData checked against the allowlist and encoded by its ABI."""
+
+    function: FunctionId
+    abi: FunctionAbi
+    payload: EntryFunction
+    tx_data: Mapping[str, Any]
+
+
+def _tx_data_shape(tx_data: object) -> Mapping[str, Any]:
+    if not isinstance(tx_data, Mapping):
+        raise InvalidTxData(f"txData must be an object, got {type(tx_data).__name__}")
+    type_args, args = tx_data.get("type_arguments", []), tx_data.get("arguments", [])
+    if not isinstance(type_args, list) or not all(isinstance(t, str) for t in type_args):
+        raise InvalidTxData("txData.type_arguments must be a list of type strings")
+    if not isinstance(args, list):
+        raise InvalidTxData("txData.arguments must be a list")
+    return tx_data
+
+
+class Signer:
+    """Signs and submits allowed calls for one account (see the module docstring).
+
+    Several `execute` calls may run concurrently; sequence numbers come from one
+    `SequenceAllocator`. The key is held privately and never formatted into anything.
+    """
+
+    def __init__(
+        self,
+        node: NodeClient,
+        key: ed25519.PrivateKey,
+        policy: SignerPolicy,
+        recorder: TxRecorder,
+        *,
+        sender: Address | None = None,
+        settings: SignerSettings | None = None,
+        gas_margin: Decimal | None = None,
+        expiration_seconds: int | None = None,
+        poll_interval: float | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        overrides: dict[str, Any] = {
+            "gas_margin": gas_margin,
+            "expiration_seconds": expiration_seconds,
+            "poll_interval_seconds": poll_interval,
+        }
+        self.settings = replace(
+            settings or SignerSettings(), **{k: v for k, v in overrides.items() if v is not None}
+        )
+        self.node = node
+        self.policy = policy
+        self.recorder = recorder
+        self._key = key
+        self._public = key.public_key()
+        self._auth_key = authentication_key(self._public)
+        self.sender = sender or account_address(self._public)
+        self.allocator = SequenceAllocator(self.sender, self._read_sequence)
+        self.sleep = sleep
+        self.monotonic = monotonic
+        self._chain_checked = False
+        self.log = get_logger("chain", sender=str(self.sender))
+
+    def __repr__(self) -> str:
+        return f"Signer(sender={self.sender})"
+
+    # --- preparation ------------------------------------------------------------------
+
+    async def _read_sequence(self) -> int:
+        info = await self.node.account(self.sender)
+        if info.authentication_key != self._auth_key:
+            raise KeyMismatch(
+                f"the loaded key is not the authentication key of account {self.sender}; "
+                "check [wallet].address and the key file"
+            )
+        return info.sequence_number
+
+    async def check_chain(self) -> None:
+        """Refuse to go on unless the node's chain id is `policy.chain_id` (checked once)."""
+        if self._chain_checked:
+            return
+        info = await self.node.ledger_info()
+        if info.chain_id != self.policy.chain_id:
+            raise ChainIdMismatch(self.policy.chain_id, info.chain_id)
+        self._chain_checked = True
+
+    async def _encode(
+        self, function: FunctionId, tx_data: Mapping[str, Any], module: ModuleAbi | None = None
+    ) -> PreparedCall:
+        try:
+            module = module or await self.node.module_abi(function.address, function.module)
+        except NodeError as exc:
+            if exc.status == 404:
+                raise InvalidTxData(
+                    f"module {function.module_id} does not exist on chain"
+                ) from None
+            raise
+        try:
+            abi = module.function(function.function)
+            payload = encode_entry_function(
+                abi, function, tx_data.get("type_arguments", []), tx_data.get("arguments", [])
+            )
+        except (AbiError, CodecError) as exc:
+            raise InvalidTxData(f"txData for {function} does not fit its ABI: {exc}") from None
+        return PreparedCall(function, abi, payload, tx_data)
+
+    async def prepare(self, tx_data: Mapping[str, Any], intent: Intent) -> PreparedCall:
+        """Check shape, sender, policy (before signing) and chain id; encode by the ABI."""
+        tx_data = _tx_data_shape(tx_data)
+        if intent.sender != self.sender:
+            raise PolicyRefused(
+                f"the intent's sender {intent.sender} is not this signer's {self.sender}"
+            )
+        function = self.policy.check_call(tx_data, intent)
+        await self.check_chain()
+        return await self._encode(function, tx_data)
+
+    # --- simulation -------------------------------------------------------------------
+
+    async def _expiration(self) -> int:
+        ledger_us = await self.node.ledger_timestamp_us()
+        return ledger_us // 1_000_000 + self.settings.expiration_seconds
+
+    async def simulate(self, call: PreparedCall) -> tuple[SimulationResult, int]:
+        """Simulate at the account's current sequence number; returns (result, gas price).
+
+        The result may be unsuccessful. A stale sequence number is re-read, and a stale
+        ledger time (an expiration already past) refreshed, once.
+        """
+        price = await self.node.estimate_gas_price()
+        sequence = await self.allocator.ensure_initialised()
+        ledger_us = self.node.ledger_estimate_us()
+        if ledger_us is None:
+            ledger_us = (await self.node.ledger_info()).ledger_timestamp_us
+        for attempt in (1, 2):
+            expiration = ledger_us // 1_000_000 + self.settings.expiration_seconds
+            raw = build_raw_transaction(
+                self.sender,
+                sequence,
+                call.payload,
+                self.policy.max_gas_amount,
+                price,
+                expiration,
+                self.policy.chain_id,
+            )
+            data = signed_bytes(simulation_transaction(raw, self._public))
+            try:
+                result = await self.node.simulate(data)
+            except SequenceTooOld:
+                stale, expired = True, False
+            except NodeError as exc:
+                if _EXPIRED not in exc.node_message or attempt == 2:
+                    raise
+                stale, expired = False, True
+            else:
+                failed = "" if result.success else result.vm_status
+                stale = any(s in failed for s in _STALE_SEQUENCE)
+                expired = _EXPIRED in failed
+                if not (stale or expired) or attempt == 2:
+                    return result, price
+            if stale:
+                sequence = await self._read_sequence()
+                await self.allocator.observe_chain(sequence)
+            if expired:
+                ledger_us = (await self.node.ledger_info()).ledger_timestamp_us
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def max_gas_for(self, gas_used: int) -> int:
+        """`ceil(gas_used × margin)`, capped by the policy's budget."""
+        wanted = (Decimal(gas_used) * self.settings.gas_margin).to_integral_value(ROUND_CEILING)
+        return max(1, min(int(wanted), self.policy.max_gas_amount))
+
+    # --- execution --------------------------------------------------------------------
+
+    async def execute(self, tx_data: Mapping[str, Any], intent: Intent) -> TxOutcome:
+        """Sign, submit and wait for one call (see the module docstring).
+
+        Returns:
+            The committed, successful outcome (`resigned` tells whether it replaced an
+            expired or rejected attempt).
+
+        Raises:
+            Refused subclasses (nothing signed), TransactionFailed (committed, aborted),
+            TransactionExpired (expired twice), SubmitOutcomeUnknown, NodeError…
+        """
+        call = await self.prepare(tx_data, intent)
+        previous: list[TxOutcome] = []
+        expired = sequence_retries = 0
+        while True:
+            outcome = await self._attempt(call, intent, tuple(previous))
+            if outcome.status is OutcomeStatus.COMMITTED:
+                return outcome
+            if outcome.status is OutcomeStatus.FAILED:
+                raise TransactionFailed(
+                    outcome.tx_hash, outcome.vm_status, outcome.gas_used, outcome=outcome
+                )
+            previous.append(outcome)
+            if outcome.status is OutcomeStatus.EXPIRED:
+                expired += 1
+                if expired > 1:
+                    raise TransactionExpired(
+                        outcome.tx_hash, outcome.expiration_secs, outcome=outcome
+                    )
+                self.log.warning("chain.resign_after_expiry", tx_hash=outcome.tx_hash)
+            else:  # rejected: sequence number too old
+                sequence_retries += 1
+                if sequence_retries > self.settings.max_sequence_retries:
+                    raise SequenceTooOld(400, outcome.detail, error_code="sequence_number_too_old")
+                self.log.warning("chain.resign_after_stale_sequence", tx_hash=outcome.tx_hash)
+
+    async def _attempt(
+        self, call: PreparedCall, intent: Intent, previous: tuple[TxOutcome, ...]
+    ) -> TxOutcome:
+        simulation, price = await self.simulate(call)
+        if not simulation.success:
+            raise SimulationFailed(
+                simulation.vm_status, gas_used=simulation.gas_used, function=str(call.function)
+            )
+        self.policy.check_effects(simulation, intent, function=str(call.function))
+        max_gas = self.max_gas_for(simulation.gas_used)
+        number = await self.allocator.allocate()
+        try:
+            expiration = await self._expiration()
+            raw = build_raw_transaction(
+                self.sender, number, call.payload, max_gas, price, expiration, self.policy.chain_id
+            )
+            data = signed_bytes(sign_transaction(raw, self._key))
+            tx_hash = transaction_hash(data)
+            summary = {
+                "function": str(call.function),
+                "type_arguments": list(call.tx_data.get("type_arguments", [])),
+                "arguments": list(call.tx_data.get("arguments", [])),
+                "intent": intent.summary(),
+                "max_gas_amount": max_gas,
+                "gas_unit_price": price,
+                "expiration_timestamp_secs": expiration,
+                "chain_id": self.policy.chain_id,
+                "replaces": [p.tx_hash for p in previous],
+            }
+            await self.recorder.before_submit(tx_hash, self.sender, number, summary)
+        except BaseException:
+            await self.allocator.mark_lost(number)  # never sent: a gap
+            raise
+        self.log.info(
+            "chain.submitting", tx_hash=tx_hash, sequence_number=number, function=str(call.function)
+        )
+        submission = Submission(tx_hash, self.sender, number, data, expiration, price, previous)
+        return await submit_and_wait(self, submission)
+
+    # --- dry run ----------------------------------------------------------------------
+
+    async def dry_run(
+        self,
+        tx_data: Mapping[str, Any],
+        intent: Intent | None = None,
+        *,
+        abi: ModuleAbi | None = None,
+    ) -> DryRunReport:
+        """Decode and show the call, simulate it when the node is reachable; sign nothing.
+
+        Refusals (allowlist, chain id, effects) and an unreachable node are reported, not
+        raised. The module ABI comes from the node unless given (`abi`, e.g. from a file).
+
+        Raises:
+            InvalidTxData: the txData cannot be decoded.
+            ChainError: the ABI had to be fetched and the node could not give it.
+        """
+        tx_data = _tx_data_shape(tx_data)
+        notes: list[str] = []
+        try:
+            function = function_of(tx_data)
+        except PolicyRefused as exc:
+            raise InvalidTxData(str(exc)) from None
+        try:
+            self.policy.check_function(tx_data)
+        except PolicyRefused as exc:
+            notes.append(str(exc))
+        if intent is not None and not notes:
+            try:
+                self.policy.check_call(tx_data, intent)
+            except PolicyRefused as exc:
+                notes.append(str(exc))
+        chain_ok = True
+        try:
+            await self.check_chain()
+        except ChainError as exc:
+            chain_ok = False
+            notes.append(str(exc) if isinstance(exc, ChainIdMismatch) else f"not simulated: {exc}")
+        call = await self._encode(function, tx_data, abi)
+        simulation: SimulationResult | None = None
+        if chain_ok:
+            try:
+                simulation, _ = await self.simulate(call)
+            except ChainError as exc:
+                notes.append(f"not simulated: {exc}")
+        if simulation is not None and not simulation.success:
+            notes.append(f"simulation failed: {simulation.vm_status}")
+        elif simulation is not None and intent is not None:
+            try:
+                self.policy.check_effects(simulation, intent, function=str(function))
+            except PolicyRefused as exc:
+                notes.append(str(exc))
+        return build_report(call.abi, call.payload, simulation, notes)
