@@ -6,7 +6,7 @@ canonical text (`bot.aptos.address` / `bot.aptos.tokens.token_key`). Statuses ar
 strings: a status the provider invents tomorrow is stored as it comes.
 
 These classes are the schema of the newest migration (`head`); the store keeps them inside
-`bot.journal`, callers get frozen views (`bot.journal.store`).
+`bot.journal`, callers get frozen views (`bot.journal.views`).
 
 Append-only tables: `order_transitions`, `intent_transitions`, `fills`. Current-state
 tables (`orders`, `intents.state`, `transactions`, `commands`) are caches of what the logs

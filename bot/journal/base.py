@@ -1,0 +1,78 @@
+"""`JournalBase`: the engine, the lifecycle and the two kinds of session of the store.
+
+Every write runs in `_writing()`: one short transaction on the write engine (`BEGIN
+IMMEDIATE`, see `bot.journal.db`), committed before the method returns and rolled back on
+any error. A read-only journal may write only through `_writing(queue_only=True)` (the
+command queue). Reads run in `_reading()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import TracebackType
+from typing import Self
+
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlmodel import Session
+
+from bot.journal.db import write_engine
+from bot.journal.errors import JournalError
+
+__all__ = ["JournalBase"]
+
+
+class JournalBase:
+    """Engine and sessions shared by the parts of `Journal` (never used on its own)."""
+
+    def __init__(self, engine: Engine, *, readonly: bool = False) -> None:
+        """Wrap an engine whose database is already at `head` (prefer `Journal.open`)."""
+        self._engine: Engine | None = engine
+        self._writer = write_engine(engine)
+        self.readonly = readonly
+
+    def close(self) -> None:
+        """Release the database connections. Further calls raise `JournalError`."""
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def engine(self) -> Engine:
+        """The underlying engine (tests and benchmarks; never write through it)."""
+        if self._engine is None:
+            raise JournalError("journal is closed")
+        return self._engine
+
+    @contextmanager
+    def _reading(self) -> Iterator[Session]:
+        with Session(self.engine, expire_on_commit=False) as session:
+            yield session
+
+    @contextmanager
+    def _writing(self, *, queue_only: bool = False) -> Iterator[Session]:
+        if self.readonly and not queue_only:
+            raise JournalError("journal opened read-only: writes go through the command queue")
+        self.engine  # noqa: B018 - raises when closed
+        with Session(self._writer, expire_on_commit=False) as session:
+            try:
+                yield session
+                session.commit()
+            except SQLAlchemyError as exc:
+                session.rollback()
+                raise JournalError(f"journal write failed: {exc}") from exc
+            except BaseException:
+                session.rollback()
+                raise

@@ -1,0 +1,64 @@
+"""Strategy state: small JSON values a strategy keeps between runs, per (strategy, key)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import col
+from sqlmodel import select as sm_select
+
+from bot.journal import canon
+from bot.journal.base import JournalBase
+from bot.journal.codec import decode_json
+from bot.journal.models import StrategyState
+
+__all__ = ["StrategyStateMixin"]
+
+
+class StrategyStateMixin(JournalBase):
+    """Reading and writing a strategy's stored values."""
+
+    def get_state(self, strategy: str, key: str, default: Any = None) -> Any:
+        """A strategy's stored value (Decimals and datetimes come back as such), or default."""
+        with self._reading() as session:
+            row = session.get(StrategyState, (strategy, key))
+            return default if row is None else decode_json(row.value_json)
+
+    def set_state(self, strategy: str, key: str, value: Any, *, at: datetime) -> None:
+        """Store a JSON value for (strategy, key).
+
+        `Decimal`s are stored tagged (`{"$decimal": "1.5"}`) and read back exactly; floats
+        are refused (see `bot.journal.codec`).
+        """
+        value_json = canon.json_text(value, f"state {strategy}.{key}")
+        moment = canon.aware(at)
+        with self._writing() as session:
+            row = session.get(StrategyState, (strategy, key))
+            if row is None:
+                row = StrategyState(
+                    strategy=strategy, key=key, value_json=value_json, updated_at=moment
+                )
+            else:
+                row.value_json = value_json
+                row.updated_at = moment
+            session.add(row)
+
+    def delete_state(self, strategy: str, key: str) -> bool:
+        """Forget one key; True when it existed."""
+        with self._writing() as session:
+            row = session.get(StrategyState, (strategy, key))
+            if row is None:
+                return False
+            session.delete(row)
+            return True
+
+    def state_keys(self, strategy: str) -> list[str]:
+        """The keys a strategy has stored, sorted."""
+        query = (
+            sm_select(StrategyState)
+            .where(StrategyState.strategy == strategy)
+            .order_by(col(StrategyState.key))
+        )
+        with self._reading() as session:
+            return [r.key for r in session.exec(query)]
