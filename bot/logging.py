@@ -106,6 +106,23 @@ class Redactor:
 _ACTIVE_REDACTOR: Final = Redactor()
 
 
+class _CurrentStderr:
+    """Writes to whatever `sys.stderr` is at the time of the write.
+
+    Binding the stream object at configuration time breaks when it is later replaced and
+    closed (test runners, CLI runners capture stderr per invocation).
+    """
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+
 def register_secret(secret: str) -> None:
     """Mask `secret` (in all its forms) in every log line from now on.
 
@@ -127,7 +144,7 @@ def configure_logging(
     this call are masked.
     """
     redactor = _ACTIVE_REDACTOR
-    out = stream or sys.stderr
+    out: TextIO = stream or _CurrentStderr()  # type: ignore[assignment]
     shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,

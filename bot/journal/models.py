@@ -138,7 +138,7 @@ class OrderTransition(JournalModel, table=True):
     """Append-only: one observed status change of an order."""
 
     __tablename__ = "order_transitions"
-    __table_args__ = (UniqueConstraint("order_row_id", "from_status", "to_status", "raw_hash"),)
+    __table_args__ = (Index("ix_order_transitions_order_row_id", "order_row_id"),)
 
     id: int | None = Field(default=None, primary_key=True)
     order_row_id: int = Field(foreign_key="orders.id")

@@ -48,18 +48,6 @@ def _load_orders(session: Session, keys: Iterable[tuple[str, str]]) -> dict[tupl
     return found
 
 
-def _transition_keys(
-    session: Session, row_ids: Sequence[int]
-) -> set[tuple[int, str | None, str, str | None]]:
-    keys: set[tuple[int, str | None, str, str | None]] = set()
-    for chunk in _chunks(sorted(set(row_ids))):
-        query = sm_select(OrderTransition).where(col(OrderTransition.order_row_id).in_(chunk))
-        keys.update(
-            (t.order_row_id, t.from_status, t.to_status, t.raw_hash) for t in session.exec(query)
-        )
-    return keys
-
-
 def fill_keys(session: Session, row_ids: Sequence[int]) -> set[tuple[int, str, int | None]]:
     """The (order row, tx_id, tx_number) of the fills already stored for `row_ids`.
 
@@ -143,30 +131,25 @@ def observe(
                 step.fills = fills
             steps.append(step)
     session.flush()  # new rows get their ids
-    moving = [s for s in steps if s.from_status != s.to_status or s.created]
-    seen_transitions = _transition_keys(
-        session, [canon.row_id(s.row.id) for s in moving if not s.created]
-    )
     seen_fills = fill_keys(
         session, [canon.row_id(s.row.id) for s in steps if s.fills and not s.created]
     )
     for step in steps:
         row_id = canon.row_id(step.row.id)
+        # Every change of the stored status is logged, so the log is a chain ending at
+        # the current status. A repeated observation changes nothing and logs nothing.
         if step.created or step.from_status != step.to_status:
-            transition_key = (row_id, step.from_status, step.to_status, step.raw_hash)
-            if transition_key not in seen_transitions:
-                seen_transitions.add(transition_key)
-                session.add(
-                    OrderTransition(
-                        order_row_id=row_id,
-                        from_status=step.from_status,
-                        to_status=step.to_status,
-                        observed_at=at,
-                        source=source,
-                        raw_hash=step.raw_hash,
-                    )
+            session.add(
+                OrderTransition(
+                    order_row_id=row_id,
+                    from_status=step.from_status,
+                    to_status=step.to_status,
+                    observed_at=at,
+                    source=source,
+                    raw_hash=step.raw_hash,
                 )
-                step.transition = True
+            )
+            step.transition = True
         for fill in step.fills:
             fill_key = (row_id, fill["tx_id"], fill["tx_number"])
             if fill_key not in seen_fills:

@@ -216,7 +216,9 @@ def test_same_order_twice_in_one_batch(journal: Journal) -> None:
     ]
 
 
-def test_flip_flop_with_the_same_raw_record_is_logged_once(journal: Journal) -> None:
+def test_a_flip_flop_is_logged_as_a_chain_ending_at_the_current_status(
+    journal: Journal,
+) -> None:
     journal.upsert_order(SNAP, observed_at=T0, source="poll", raw_hash="a")
     for minute, status in enumerate(["filled", "active", "filled"], start=1):
         journal.upsert_order(
@@ -229,6 +231,7 @@ def test_flip_flop_with_the_same_raw_record_is_logged_once(journal: Journal) -> 
         (None, "active"),
         ("active", "filled"),
         ("filled", "active"),
+        ("active", "filled"),
     ]
     stored = journal.order("limit", "L-1")
     assert stored is not None and stored.status == "filled"

@@ -1,0 +1,113 @@
+"""Typed order events the tracker emits to subscribers (strategies, alerts).
+
+One event per recorded status transition (and per batch of new fills), built from what
+the journal reports it changed, so an event is emitted exactly when a transition is
+recorded — never twice for one observation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from bot.journal import OrderChange
+
+__all__ = [
+    "FillsRecorded",
+    "OrderCancelled",
+    "OrderCreated",
+    "OrderDisappeared",
+    "OrderEvent",
+    "OrderExpired",
+    "OrderFilled",
+    "OrderPartiallyFilled",
+    "OrderRefunded",
+    "OrderStatusChanged",
+    "UnknownStatus",
+    "event_for_change",
+]
+
+
+@dataclass(frozen=True)
+class OrderEvent:
+    """Something happened to an order (`kind` dca|limit, the provider's id)."""
+
+    kind: str
+    order_id: str
+
+
+@dataclass(frozen=True)
+class OrderStatusChanged(OrderEvent):
+    """The status moved from `from_status` (None: first seen) to `to_status`."""
+
+    from_status: str | None
+    to_status: str
+
+
+class OrderCreated(OrderStatusChanged):
+    """First seen, live."""
+
+
+class OrderFilled(OrderStatusChanged):
+    """Completely filled."""
+
+
+class OrderPartiallyFilled(OrderStatusChanged):
+    """Partly filled; more may follow."""
+
+
+class OrderCancelled(OrderStatusChanged):
+    """Cancelled; the balance was returned."""
+
+
+class OrderExpired(OrderStatusChanged):
+    """Expired; the balance was returned."""
+
+
+class OrderRefunded(OrderStatusChanged):
+    """Ended with a refund (e.g. DCA slices skipped by its rate bounds)."""
+
+
+class UnknownStatus(OrderStatusChanged):
+    """A status the spec does not list: recorded, and worth a look."""
+
+
+@dataclass(frozen=True)
+class FillsRecorded(OrderEvent):
+    """New fills (txDetails records) were recorded for the order."""
+
+    count: int
+
+
+@dataclass(frozen=True)
+class OrderDisappeared(OrderEvent):
+    """A live order the provider no longer lists, even when asked by id."""
+
+    last_status: str
+
+
+_BY_STATUS: Final[dict[str, type[OrderStatusChanged]]] = {
+    "filled": OrderFilled,
+    "partially_filled": OrderPartiallyFilled,
+    "cancelled": OrderCancelled,
+    "expired": OrderExpired,
+    "refunded": OrderRefunded,
+    "active": OrderCreated,
+}
+_KNOWN: Final = frozenset({*_BY_STATUS, "active"})
+
+
+def event_for_change(kind: str, change: OrderChange) -> list[OrderEvent]:
+    """The events of one journal change (none when nothing was recorded)."""
+    events: list[OrderEvent] = []
+    if change.transition_recorded:
+        if change.to_status not in _KNOWN:
+            cls: type[OrderStatusChanged] = UnknownStatus
+        elif change.to_status == "active" and change.from_status is not None:
+            cls = OrderStatusChanged  # e.g. back to active: report, not "created"
+        else:
+            cls = _BY_STATUS[change.to_status]
+        events.append(cls(kind, change.order_id, change.from_status, change.to_status))
+    if change.fills_added:
+        events.append(FillsRecorded(kind, change.order_id, change.fills_added))
+    return events

@@ -1,0 +1,197 @@
+"""The order tracker: polls getOrders, records every status transition and fill, emits events.
+
+Each poll, for each order kind:
+1. the `active` list, every page (live orders are few);
+2. the `completed` list, newest first, page by page until a whole page holds only orders the
+   journal already knows as final with the same record hash — then older pages cannot have
+   changed (bounded by `max_completed_pages`);
+3. orders the journal holds as live but that neither list showed: asked for by id; if the
+   provider no longer knows one, that is reported as `OrderDisappeared` (never deleted).
+
+Observations are written in one journal transaction per poll; if the batch is refused,
+they are written one by one so a single bad record is isolated (logged, counted), never
+fatal. The list filters `active`/`completed` are `OrderFilter`s, not statuses.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from bot.api import GetOrdersRequest, OrderFilter, PanoraClient
+from bot.api.models import DCA_STATUSES, FINAL_STATUSES, LIMIT_STATUSES, DcaOrder, LimitOrder
+from bot.clock import Clock
+from bot.engine.events import (
+    OrderDisappeared,
+    OrderEvent,
+    event_for_change,
+)
+from bot.engine.observe import observation_of
+from bot.journal import Journal, JournalError, OrderChange, OrderObservation
+from bot.logging import get_logger
+
+__all__ = ["OrderTracker", "PollReport"]
+
+OrderKind = Literal["dca", "limit"]
+Subscriber = Callable[[OrderEvent], Awaitable[None] | None]
+KNOWN: Final = {"dca": DCA_STATUSES, "limit": LIMIT_STATUSES}
+
+
+@dataclass
+class PollReport:
+    """What one poll saw and did."""
+
+    pages: int = 0
+    orders_seen: int = 0
+    transitions: int = 0
+    fills: int = 0
+    rejected_records: int = 0
+    refused_observations: int = 0
+    unknown_statuses: int = 0
+    events: list[OrderEvent] = field(default_factory=list)
+
+
+class OrderTracker:
+    """Keeps the journal's orders in step with the provider's, for one wallet."""
+
+    def __init__(
+        self,
+        client: PanoraClient,
+        journal: Journal,
+        clock: Clock,
+        wallet: str,
+        *,
+        kinds: Iterable[OrderKind] = ("dca", "limit"),
+        page_size: int = 50,
+        max_completed_pages: int = 20,
+    ) -> None:
+        self.client = client
+        self.journal = journal
+        self.clock = clock
+        self.wallet = wallet
+        self.kinds = tuple(kinds)
+        self.page_size = page_size
+        self.max_completed_pages = max_completed_pages
+        self._subscribers: list[Subscriber] = []
+        self._log = get_logger("tracker", wallet=wallet)
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        """Call `subscriber(event)` for every event (sync or async callables)."""
+        self._subscribers.append(subscriber)
+
+    async def poll(self) -> PollReport:
+        """One poll of every kind; returns the report (events already delivered)."""
+        report = PollReport()
+        for kind in self.kinds:
+            await self._poll_kind(kind, report)
+        for event in report.events:
+            for subscriber in self._subscribers:
+                result = subscriber(event)
+                if inspect.isawaitable(result):
+                    await result
+        return report
+
+    async def _page(
+        self,
+        kind: OrderKind,
+        status: OrderFilter | None,
+        page: int,
+        report: PollReport,
+        order_id: str | None = None,
+    ) -> list[DcaOrder | LimitOrder]:
+        request = GetOrdersRequest(
+            chain_id=self.client.chain_id,
+            wallet=self.wallet,
+            status=status or OrderFilter.ACTIVE,
+            page_number=page,
+            limit=self.page_size,
+            tx_details=True,
+            order_id=order_id,
+        )
+        result = await self.client.get_orders(kind, request)
+        report.pages += 1
+        report.rejected_records += len(result.rejected)
+        self._last_total_pages = result.total_pages
+        return list(result.orders)
+
+    async def _poll_kind(self, kind: OrderKind, report: PollReport) -> None:
+        seen: dict[str, DcaOrder | LimitOrder] = {}
+        page = 1
+        while True:  # active: every page
+            orders = await self._page(kind, OrderFilter.ACTIVE, page, report)
+            seen.update((o.order_id, o) for o in orders)
+            if page >= self._last_total_pages or not orders:
+                break
+            page += 1
+        for page in range(1, self.max_completed_pages + 1):  # completed: until unchanged
+            orders = await self._page(kind, OrderFilter.COMPLETED, page, report)
+            fresh = [o for o in orders if not self._known_final(kind, o)]
+            seen.update((o.order_id, o) for o in orders)
+            if not fresh or page >= self._last_total_pages:
+                break
+        for stored in self.journal.orders(
+            kind=kind, wallet=self.wallet, exclude_status=FINAL_STATUSES
+        ):
+            if stored.order_id in seen:
+                continue
+            for status in (OrderFilter.ACTIVE, OrderFilter.COMPLETED):
+                found = await self._page(kind, status, 1, report, order_id=stored.order_id)
+                if found:
+                    seen[stored.order_id] = found[0]
+                    break
+            else:
+                report.events.append(OrderDisappeared(kind, stored.order_id, stored.status))
+                self._log.warning(
+                    "tracker.order_disappeared",
+                    kind=kind,
+                    order_id=stored.order_id,
+                    last_status=stored.status,
+                )
+        self._record(kind, [observation_of(kind, o, self.wallet) for o in seen.values()], report)
+
+    def _known_final(self, kind: OrderKind, order: DcaOrder | LimitOrder) -> bool:
+        stored = self.journal.order(kind, order.order_id)
+        if stored is None or stored.status not in FINAL_STATUSES:
+            return False
+        return observation_of(kind, order, self.wallet).raw_hash == stored.last_raw_hash
+
+    def _record(
+        self, kind: OrderKind, observations: list[OrderObservation], report: PollReport
+    ) -> None:
+        now = self.clock.now()
+        report.orders_seen += len(observations)
+        try:
+            changes = self.journal.observe_orders(observations, observed_at=now, source="poll")
+        except JournalError:
+            changes = []
+            for observation in observations:  # isolate the record the journal refuses
+                try:
+                    changes += self.journal.observe_orders(
+                        [observation], observed_at=now, source="poll"
+                    )
+                except JournalError as exc:
+                    report.refused_observations += 1
+                    self._log.warning(
+                        "tracker.observation_refused",
+                        kind=kind,
+                        order_id=observation.snapshot.order_id,
+                        error=str(exc),
+                    )
+        for change in changes:
+            self._account(kind, change, report)
+
+    def _account(self, kind: OrderKind, change: OrderChange, report: PollReport) -> None:
+        report.fills += change.fills_added
+        if change.transition_recorded:
+            report.transitions += 1
+        if change.transition_recorded and change.to_status not in KNOWN[kind]:
+            report.unknown_statuses += 1
+            self._log.warning(
+                "tracker.unknown_status",
+                kind=kind,
+                order_id=change.order_id,
+                status=change.to_status,
+            )
+        report.events.extend(event_for_change(kind, change))
