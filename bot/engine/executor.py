@@ -1,0 +1,334 @@
+"""The executor: an action becomes an effect exactly once, through the journal.
+
+For every action: record the intent (planned) → mark it sent → call the API → sign the
+`txData` when one comes back (the signer hands the transaction hash to the journal before
+the bytes leave) → record the outcome. The intent's state machine is the journal's:
+planned → sent → confirmed | failed | unknown; unknown → confirmed | failed | reconciled.
+
+A request whose outcome is unknown (timeout, dropped connection, 5xx, crash) is never
+resent: the intent stays `unknown` and `reconcile` (engine/reconcile.py) settles it from
+the provider's orders and the chain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Final, Literal
+
+from bot.api import (
+    ApiError,
+    CancelOrderRequest,
+    DcaCreateRequest,
+    LimitCreateRequest,
+    NotSent,
+    OutcomeUnknown,
+    PanoraClient,
+    SwapRequest,
+)
+from bot.api.models import OrderResult, SwapResponseExactIn, TxData
+from bot.aptos.address import Address, FunctionId
+from bot.aptos.tokens import Token, TokenBook
+from bot.chain import (
+    ChainError,
+    Intent,
+    IntentKind,
+    Refused,
+    Signer,
+    SubmitOutcomeUnknown,
+    TransactionExpired,
+    TransactionFailed,
+)
+from bot.clock import Clock
+from bot.engine import failpoints
+from bot.engine.actions import (
+    Action,
+    CancelDca,
+    CancelLimit,
+    CreateDca,
+    CreateLimit,
+    Swap,
+    action_json,
+    action_kind,
+)
+from bot.engine.recorder import JournalRecorder, signing_for
+from bot.journal import Journal, OrderSnapshot
+from bot.logging import get_logger
+from bot.money import to_base_units
+
+__all__ = ["ExecutionResult", "Executor"]
+
+_IN_FLIGHT_KILL_DELAY: Final = 0.005  # the `after_send` failpoint: the request is out
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    """What became of one action."""
+
+    intent_id: int
+    state: str
+    order_id: str | None = None
+    tx_hash: str | None = None
+    detail: str = ""
+    duplicate: bool = False
+
+
+class _Settled(Exception):
+    """Internal: the intent reached a state; carry it out of the flow."""
+
+    def __init__(self, state: str, detail: str = "", tx_hash: str | None = None) -> None:
+        super().__init__(detail)
+        self.state = state
+        self.detail = detail
+        self.tx_hash = tx_hash
+
+
+class Executor:
+    """Runs actions for one wallet, recording every step in the journal."""
+
+    def __init__(
+        self,
+        *,
+        journal: Journal,
+        client: PanoraClient,
+        clock: Clock,
+        wallet: str,
+        tokens: TokenBook,
+        signer: Signer | None = None,
+        recorder: JournalRecorder | None = None,
+    ) -> None:
+        self.journal = journal
+        self.client = client
+        self.clock = clock
+        self.wallet = str(Address.parse(wallet))
+        self.tokens = tokens
+        self.signer = signer
+        self.recorder = recorder or JournalRecorder(journal, clock)
+        if signer is not None:
+            signer.recorder = self.recorder
+        self._log = get_logger("executor", wallet=self.wallet)
+
+    def _token(self, name: str) -> Token:
+        return self.tokens.find(name)
+
+    async def execute(self, strategy: str, action: Action) -> ExecutionResult:
+        """Carry out one action exactly once (per strategy and idempotency key)."""
+        intent = self.journal.record_intent(
+            strategy,
+            self.wallet,
+            action_kind(action),
+            action.key,
+            action_json(action),
+            at=self.clock.now(),
+        )
+        if intent.existing:
+            return ExecutionResult(
+                intent.id,
+                intent.state,
+                intent.order_id,
+                intent.tx_hash,
+                "already recorded under this key",
+                duplicate=True,
+            )
+        failpoints.hit("after_intent")
+        self.journal.set_intent_state(intent.id, "sent", at=self.clock.now())
+        try:
+            order_id, tx_hash = await self._carry_out(intent.id, strategy, action)
+        except _Settled as settled:
+            self.journal.set_intent_state(
+                intent.id,
+                settled.state,
+                at=self.clock.now(),
+                tx_hash=settled.tx_hash,
+                error=settled.detail if settled.state == "failed" else None,
+                detail=settled.detail or None,
+            )
+            self._log.info(
+                "executor.settled", intent=intent.id, state=settled.state, detail=settled.detail
+            )
+            return ExecutionResult(intent.id, settled.state, None, settled.tx_hash, settled.detail)
+        self.journal.set_intent_state(
+            intent.id, "confirmed", at=self.clock.now(), order_id=order_id, tx_hash=tx_hash
+        )
+        self._log.info("executor.confirmed", intent=intent.id, order_id=order_id, tx_hash=tx_hash)
+        return ExecutionResult(intent.id, "confirmed", order_id, tx_hash)
+
+    async def _call(self, request: Any) -> Any:
+        """Await an API call; map its failure to the intent's state."""
+        try:
+            if failpoints.armed("after_send"):
+                task = asyncio.ensure_future(request)
+                await asyncio.sleep(_IN_FLIGHT_KILL_DELAY)
+                failpoints.hit("after_send")
+                result = await task
+            else:
+                result = await request
+        except NotSent as exc:
+            raise _Settled("failed", f"not sent: {exc}") from None
+        except OutcomeUnknown as exc:
+            raise _Settled("unknown", str(exc)) from None
+        except (ApiError, ValueError) as exc:
+            raise _Settled("failed", str(exc)) from None
+        failpoints.hit("after_response")
+        return result
+
+    async def _carry_out(
+        self, intent_id: int, strategy: str, action: Action
+    ) -> tuple[str | None, str | None]:
+        if isinstance(action, Swap):
+            return await self._swap(intent_id, action)
+        if isinstance(action, CreateDca | CreateLimit):
+            return await self._create(intent_id, strategy, action)
+        return await self._cancel(intent_id, action)
+
+    async def _create(
+        self, intent_id: int, strategy: str, action: CreateDca | CreateLimit
+    ) -> tuple[str | None, str | None]:
+        sell, buy = self._token(action.sell), self._token(action.buy)
+        chain_id = self.client.chain_id
+        if isinstance(action, CreateDca):
+            kind = "dca"
+            result: OrderResult = await self._call(
+                self.client.create_dca_order(
+                    DcaCreateRequest(
+                        chain_id=chain_id,
+                        to_wallet=self.wallet,
+                        from_token=sell.address,
+                        to_token=buy.address,
+                        amount=action.amount,
+                        amount_type=action.amount_type,
+                        interval_value=action.interval_value,
+                        interval_period=action.interval_period,
+                        number_of_orders=action.orders,
+                        min_rate=action.min_rate,
+                        max_rate=action.max_rate,
+                        delay_value=action.delay_value,
+                        delay_period=action.delay_period,
+                        slippage=action.slippage,
+                    )
+                )
+            )
+        else:
+            kind = "limit"
+            result = await self._call(
+                self.client.create_limit_order(
+                    LimitCreateRequest(
+                        chain_id=chain_id,
+                        from_token=sell.address,
+                        to_token=buy.address,
+                        from_wallet=self.wallet,
+                        to_wallet=self.wallet,
+                        amount=action.amount,
+                        rate=action.rate,
+                        slippage=action.slippage,
+                        expiry_value=action.expiry_value,
+                        expiry_period=action.expiry_period,
+                    )
+                )
+            )
+        order_id = result.order_id
+        if order_id is None:
+            raise _Settled("unknown", "createOrder answered without an order id")
+        tx_hash = None
+        tx_data = result.tx_data
+        if tx_data is not None:
+            escrow = FunctionId.parse(tx_data.function).address
+            intent = Intent(
+                kind=IntentKind.DEPOSIT,
+                sender=Address.parse(self.wallet),
+                sell=sell,
+                sell_amount=to_base_units(action.spend, sell.decimals),
+                escrow=escrow,
+            )
+            tx_hash = await self._sign(intent_id, tx_data, intent)
+        self.journal.upsert_order(
+            OrderSnapshot(
+                kind=kind,
+                order_id=order_id,
+                wallet=self.wallet,
+                from_token=sell.address,
+                to_token=buy.address,
+                status="active",
+                amount_total=action.spend,
+                strategy=strategy,
+                intent_id=intent_id,
+                rate=action.rate if isinstance(action, CreateLimit) else None,
+            ),
+            observed_at=self.clock.now(),
+            source="create",
+        )
+        return order_id, tx_hash
+
+    async def _cancel(
+        self, intent_id: int, action: CancelDca | CancelLimit
+    ) -> tuple[str | None, str | None]:
+        kind: Literal["dca", "limit"] = "dca" if isinstance(action, CancelDca) else "limit"
+        result: OrderResult = await self._call(
+            self.client.cancel_order(
+                kind, CancelOrderRequest(action.order_id, to_wallet=self.wallet)
+            )
+        )
+        tx_hash = None
+        if result.tx_data is not None:
+            intent = Intent(kind=IntentKind.WITHDRAW, sender=Address.parse(self.wallet))
+            tx_hash = await self._sign(intent_id, result.tx_data, intent)
+        return action.order_id, tx_hash
+
+    async def _swap(self, intent_id: int, action: Swap) -> tuple[str | None, str | None]:
+        sell, buy = self._token(action.sell), self._token(action.buy)
+        response = await self._call(
+            self.client.swap(
+                SwapRequest(
+                    from_token=sell.address,
+                    to_token=buy.address,
+                    from_amount=action.sell_amount,
+                    to_amount=action.buy_amount,
+                    to_wallet=self.wallet,
+                    slippage=action.slippage,
+                )
+            )
+        )
+        best = response.best
+        if best.tx_data is None:
+            raise _Settled("failed", "POST /swap answered without txData")
+        if isinstance(response, SwapResponseExactIn):
+            sold, least = response.from_token_amount, best.min_to_token_amount
+            expected: Decimal | None = best.to_token_amount
+        else:
+            sold, least, expected = best.max_from_token_amount, response.to_token_amount, None
+        intent = Intent(
+            kind=IntentKind.SWAP,
+            sender=Address.parse(self.wallet),
+            sell=sell,
+            sell_amount=_units(sold, sell),
+            fee_amount=_units(best.fee_amount or 0, sell),
+            buy=buy,
+            min_out=_units(least, buy),
+            expected_out=_units(expected, buy) if expected is not None else None,
+            slippage_percent=best.slippage_percentage,
+        )
+        return None, await self._sign(intent_id, best.tx_data, intent)
+
+    async def _sign(self, intent_id: int, tx_data: TxData, intent: Intent) -> str:
+        if self.signer is None:
+            raise _Settled("failed", "a transaction must be signed but no key is configured")
+        last = self.recorder.last_hash.get
+        try:
+            with signing_for(intent_id):
+                outcome = await self.signer.execute(tx_data.as_json(), intent)
+        except Refused as exc:
+            raise _Settled("failed", f"refused before signing: {exc}") from None
+        except (TransactionFailed, TransactionExpired) as exc:
+            raise _Settled("failed", str(exc), last(intent_id)) from None
+        except (SubmitOutcomeUnknown, ChainError) as exc:
+            raise _Settled("unknown", str(exc), last(intent_id)) from None
+        return outcome.tx_hash
+
+
+def _units(amount: Decimal | int, token: Token) -> int:
+    """Human amount → base units, rounding down any digits beyond the token's decimals."""
+    value = Decimal(amount)
+    return to_base_units(
+        value.quantize(Decimal(1).scaleb(-token.decimals), "ROUND_DOWN"), token.decimals
+    )

@@ -1,0 +1,263 @@
+"""The executor and reconciliation against an in-process paper world and a real journal."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from bot.api import PanoraClient
+from bot.aptos.address import FunctionId
+from bot.chain import NodeClient, Signer, SignerPolicy
+from bot.chain.policy import ROUTER_FUNCTION
+from bot.chain.settings import SignerSettings
+from bot.clock import SteppedClock
+from bot.config import PaperFaultSettings, PaperFunding, PaperSettings
+from bot.engine.actions import CancelLimit, CreateDca, CreateLimit, Swap
+from bot.engine.executor import Executor
+from bot.engine.reconcile import Reconciler
+from bot.journal import Journal
+from bot.paper.core.modules import order_function
+from bot.paper.world import PaperWorld, build_world
+from tests.support.paper_signing import address_of, fixed_key
+
+KEY = fixed_key("executor-tests")
+WALLET = address_of(KEY)
+USDC, APT = "USDC", "APT"
+
+
+@dataclass
+class Rig:
+    world: PaperWorld
+    journal: Journal
+    client: PanoraClient
+    executor: Executor
+    node: NodeClient
+
+    def provider_orders(self, kind: str) -> list[Any]:
+        engine = self.world.market.dca if kind == "dca" else self.world.market.limit
+        return engine.orders_of(WALLET)
+
+
+async def no_wait(seconds: float) -> None:
+    return None
+
+
+def make_rig(tmp_path: Path, **paper: Any) -> Callable[[], Any]:
+    async def factory() -> AsyncIterator[Rig]:
+        world = build_world(
+            PaperSettings(
+                clock="stepped",
+                api_keys=["k"],
+                rate_limit_per_second=1e6,
+                rate_limit_burst=10**6,
+                funding=[
+                    PaperFunding(wallet=WALLET, token="USDC", amount=Decimal(10_000)),
+                    PaperFunding(wallet=WALLET, token="APT", amount=Decimal(100)),
+                ],
+                **paper,
+            )
+        )
+        transport = httpx.ASGITransport(app=world.app)
+        journal = Journal.open(f"sqlite:///{tmp_path / 'bot.db'}")
+        client = PanoraClient(
+            base_url="http://paper",
+            api_key=SecretStr("k"),
+            transport=transport,
+            rate_limit_per_second=1e6,
+            rate_limit_burst=10**6,
+            sleep=no_wait,
+            max_attempts=1,
+        )
+        node = NodeClient(
+            "http://paper/v1", expected_chain_id=4, transport=transport, sleep=no_wait
+        )
+        allowed = {
+            ROUTER_FUNCTION,
+            *(
+                FunctionId.parse(order_function(k, f))
+                for k in ("dca", "limit")
+                for f in ("deposit", "withdraw")
+            ),
+        }
+        policy = SignerPolicy(
+            chain_id=4, allowed_functions=frozenset(allowed), max_slippage_percent=Decimal(5)
+        )
+        from bot.chain import InMemoryRecorder
+
+        signer = Signer(
+            node,
+            KEY,
+            policy,
+            InMemoryRecorder(),
+            sleep=no_wait,
+            settings=SignerSettings(poll_interval_seconds=0, first_poll_delay_seconds=0),
+        )
+        executor = Executor(
+            journal=journal,
+            client=client,
+            clock=world.market.clock,
+            wallet=WALLET,
+            tokens=world.market.tokens.book,
+            signer=signer,
+        )
+        yield Rig(world, journal, client, executor, node)
+        await client.aclose()
+        await node.aclose()
+        journal.close()
+
+    return factory
+
+
+@pytest.fixture
+async def onchain(tmp_path: Path) -> AsyncIterator[Rig]:
+    async for rig in make_rig(tmp_path)():
+        yield rig
+
+
+@pytest.fixture
+async def escrow(tmp_path: Path) -> AsyncIterator[Rig]:
+    async for rig in make_rig(tmp_path, order_style="escrow")():
+        yield rig
+
+
+def dca(key: str = "dca-1") -> CreateDca:
+    return CreateDca(
+        key=key,
+        sell=USDC,
+        buy=APT,
+        amount=Decimal(30),
+        orders=3,
+        interval_value=1,
+        interval_period="hour",
+    )
+
+
+async def test_escrow_style_create_is_confirmed_once_per_key(escrow: Rig) -> None:
+    first = await escrow.executor.execute("s1", dca())
+    again = await escrow.executor.execute("s1", dca())
+    assert first.state == "confirmed" and first.order_id
+    assert again.duplicate and again.order_id == first.order_id
+    assert len(escrow.provider_orders("dca")) == 1  # a repeated tick never doubles an order
+    stored = escrow.journal.order("dca", first.order_id)
+    assert stored is not None and (stored.strategy, stored.intent_id) == ("s1", first.intent_id)
+    history = [i.state for i in escrow.journal.intent_history(first.intent_id)]
+    assert history == ["planned", "sent", "confirmed"]
+
+
+async def test_onchain_create_signs_the_deposit_and_records_the_transaction(onchain: Rig) -> None:
+    result = await onchain.executor.execute("s1", dca())
+    assert result.state == "confirmed" and result.tx_hash
+    [order] = onchain.provider_orders("dca")
+    assert order.order_id == result.order_id and order.status == "active"
+    [tx] = onchain.journal.transactions(intent_id=result.intent_id)
+    assert (tx.hash, tx.state) == (result.tx_hash, "committed")
+
+
+async def test_onchain_cancel_signs_the_withdraw(onchain: Rig) -> None:
+    created = await onchain.executor.execute(
+        "s1", CreateLimit(key="l-1", sell=APT, buy=USDC, amount=Decimal(1), rate=Decimal(1000))
+    )
+    assert created.order_id is not None
+    cancelled = await onchain.executor.execute(
+        "s1", CancelLimit(key="c-1", order_id=created.order_id)
+    )
+    assert cancelled.state == "confirmed" and cancelled.tx_hash
+    assert onchain.world.market.limit.get(created.order_id).status == "cancelled"
+
+
+async def test_a_swap_is_signed_and_committed(onchain: Rig) -> None:
+    before = onchain.world.market.balance(WALLET, onchain.world.market.tokens.find("USDC"))
+    result = await onchain.executor.execute(
+        "s1", Swap(key="sw-1", sell=APT, buy=USDC, sell_amount=Decimal(1))
+    )
+    assert result.state == "confirmed"
+    after = onchain.world.market.balance(WALLET, onchain.world.market.tokens.find("USDC"))
+    assert after > before
+
+
+async def test_a_refused_request_fails_the_intent(escrow: Rig) -> None:
+    result = await escrow.executor.execute(
+        "s1", CreateLimit(key="big", sell=APT, buy=USDC, amount=Decimal(1_000_000), rate=Decimal(1))
+    )
+    assert result.state == "failed" and "insufficient balance" in result.detail
+    assert escrow.provider_orders("limit") == []
+
+
+async def test_a_hostile_route_is_refused_and_the_refusal_journaled(tmp_path: Path) -> None:
+    async for rig in make_rig(tmp_path, test_pay_to="0x" + "66" * 32)():
+        result = await rig.executor.execute(
+            "s1", Swap(key="sw", sell=APT, buy=USDC, sell_amount=Decimal(1))
+        )
+        assert result.state == "failed"
+        intent = rig.journal.intent(result.intent_id)
+        assert intent is not None and "refused before signing" in (intent.error or "")
+        assert rig.journal.transactions(intent_id=result.intent_id) == []
+        assert rig.world.chain.submitted == 0
+
+
+async def test_an_unreadable_answer_is_unknown_then_reconciled_to_the_one_order(
+    tmp_path: Path,
+) -> None:
+    faults = PaperFaultSettings(malformed_body=Decimal(1), endpoints=["/dca/v1/createOrder"])
+    async for rig in make_rig(tmp_path, order_style="escrow", faults=faults)():
+        result = await rig.executor.execute("s1", dca())
+        assert result.state == "unknown"
+        [order] = rig.provider_orders("dca")  # the provider did create it
+        reconciler = Reconciler(
+            journal=rig.journal,
+            client=rig.client,
+            clock=rig.world.market.clock,
+            wallet=WALLET,
+            tokens=rig.world.market.tokens.book,
+            node=rig.node,
+        )
+        [resolution] = await reconciler.run()
+        assert (resolution.state, resolution.order_id) == ("confirmed", order.order_id)
+        stored = rig.journal.order("dca", order.order_id)
+        assert stored is not None and stored.intent_id == result.intent_id
+        assert await reconciler.run() == []  # settled: nothing left to do
+
+
+async def test_an_intent_with_nothing_to_match_fails_after_the_grace_period(escrow: Rig) -> None:
+    now = escrow.world.market.clock.now()
+    intent = escrow.journal.record_intent(
+        "s1",
+        WALLET,
+        "create_dca",
+        "lost",
+        {
+            "type": "create_dca",
+            "sell": "USDC",
+            "buy": "APT",
+            "spend_token": "USDC",
+            "spend_amount": Decimal(5),
+            "orders": 1,
+            "interval_value": 1,
+            "interval_period": "hour",
+        },
+        at=now,
+    )
+    escrow.journal.set_intent_state(intent.id, "sent", at=now)
+    reconciler = Reconciler(
+        journal=escrow.journal,
+        client=escrow.client,
+        clock=escrow.world.market.clock,
+        wallet=WALLET,
+        tokens=escrow.world.market.tokens.book,
+        grace=timedelta(minutes=10),
+    )
+    [early] = await reconciler.run()
+    assert early.state == "unknown"
+    clock = escrow.world.market.clock
+    assert isinstance(clock, SteppedClock)
+    clock.advance(timedelta(minutes=11))
+    [late] = await reconciler.run()
+    assert late.state == "failed"
