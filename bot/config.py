@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -44,12 +45,14 @@ __all__ = [
     "StrategyEntry",
     "WalletSettings",
     "load_settings",
+    "paper_start",
 ]
 
 SECRET_KEYS: Final = frozenset({"api_key", "private_key", "bot_token", "webhook_url"})
 """Keys whose values are never shown, in errors or in `bot config show`."""
 
 MAINNET_CHAIN_ID: Final = 1
+STEPPED_START: Final = "2026-01-01T00:00:00Z"
 ROUTER_FUNCTION: Final = (
     "0x1c3206329806286fd2223647c9f9b130e66baeb6d7224a18c1f642ffe48f3b4c::panora_swap::router_entry"
 )
@@ -241,7 +244,9 @@ class PaperSettings(_Section):
     url: str = ""
     """A served paper world (`bot paper serve`); empty: embedded in this process."""
     seed: int = 42
-    start: str = "2026-01-01T00:00:00Z"
+    start: str | None = None
+    """Where accelerated and stepped clocks begin: an ISO-8601 time or `now`. Unset: `now`
+    for accelerated and real clocks (live-like), 2026-01-01 for stepped ones (reproducible)."""
     clock: Literal["real", "accelerated", "stepped"] = "accelerated"
     speed: float = Field(default=60.0, gt=0)
     api_keys: list[str] = Field(default_factory=lambda: ["paper-demo-key"])
@@ -269,14 +274,30 @@ class PaperSettings(_Section):
 
     @field_validator("start")
     @classmethod
-    def _aware_time(cls, value: str) -> str:
+    def _aware_time(cls, value: str | None) -> str | None:
         from bot.clock import parse_utc
 
+        if value is None:
+            return None
+        if value.strip().lower() == "now":
+            return "now"
         try:
             parse_utc(value)
         except ValueError:
             raise ValueError("must be an ISO-8601 time, e.g. 2026-01-01T00:00:00Z") from None
         return value
+
+
+def paper_start(settings: PaperSettings) -> datetime:
+    """The paper world's start time: the configured one, or the current time for `now`."""
+    from bot.clock import parse_utc
+
+    start = settings.start
+    if start is None:
+        start = "now" if settings.clock != "stepped" else STEPPED_START
+    if start == "now":
+        return datetime.now(UTC)
+    return parse_utc(start)
 
 
 class StrategyEntry(_Section):

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Final
 
 from bot.aptos.address import Address
-from bot.clock import AcceleratedClock, Clock, RealClock, SteppedClock, parse_utc
-from bot.config import PaperSettings
+from bot.clock import AcceleratedClock, Clock, RealClock, SteppedClock
+from bot.config import PaperSettings, paper_start
 from bot.money import to_base_units
 from bot.paper.core.chain import NodeSettings, PaperChain
 from bot.paper.core.market import MarketConfig, PaperMarket
@@ -36,15 +36,16 @@ class SnapshotError(Exception):
 def make_clock(settings: PaperSettings, *, resume_from: datetime | None = None) -> Clock:
     """The clock the settings ask for: real, accelerated from `start`, or stepped.
 
-    `resume_from` (a restored market's time): accelerated and stepped clocks start there
-    when it is later than `start`, so a restored world continues instead of stalling
-    until its clock catches up with the market.
+    `resume_from` (a restored market's time): accelerated and stepped clocks continue from
+    there, so a restored world neither stalls nor jumps; only an explicit later `start`
+    moves it forward.
     """
     if settings.clock == "real":
         return RealClock()
-    start = parse_utc(settings.start)
-    if resume_from is not None and resume_from > start:
-        start = resume_from
+    start = paper_start(settings)
+    if resume_from is not None:
+        explicit = settings.start not in (None, "now")
+        start = max(start, resume_from) if explicit else resume_from
     if settings.clock == "accelerated":
         return AcceleratedClock(start, settings.speed)
     return SteppedClock(start)

@@ -25,6 +25,7 @@ H = {"x-api-key": "k"}
 def make_world(**overrides: Any) -> PaperWorld:
     settings = PaperSettings(
         clock="stepped",
+        start="2026-03-01T00:00:00Z",
         api_keys=["k"],
         funding=[
             PaperFunding(wallet=WALLET, token="APT", amount=Decimal(10)),

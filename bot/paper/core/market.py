@@ -18,7 +18,7 @@ from typing import Final, Literal
 
 from bot.aptos.tokens import Token
 from bot.clock import Clock, parse_utc
-from bot.config import PaperSettings
+from bot.config import PaperSettings, paper_start
 from bot.paper.core.dca import DcaEngine
 from bot.paper.core.events import EventQueue
 from bot.paper.core.ledger import Ledger
@@ -79,7 +79,7 @@ class MarketConfig:
         """Build from the `[paper]` section."""
         return cls(
             seed=settings.seed,
-            start=parse_utc(settings.start),
+            start=paper_start(settings),
             price_step_seconds=settings.price_step_seconds,
             start_prices=dict(settings.start_prices),
             prices_file=str(settings.prices_file) if settings.prices_file else None,
