@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from bot import __version__
-from bot.cli import config_cmd, journal_cmd, keys_cmd, market, paper_cmd
+from bot.cli import config_cmd, journal_cmd, keys_cmd, market, orders_cmd, paper_cmd
 from bot.cli.common import state
 
 __all__ = ["app", "main"]
@@ -25,6 +25,8 @@ app.add_typer(config_cmd.app, name="config")
 app.add_typer(paper_cmd.app, name="paper")
 app.add_typer(journal_cmd.app, name="journal")
 app.add_typer(keys_cmd.app, name="keys")
+app.add_typer(orders_cmd.app, name="orders")
+app.command("cancel")(orders_cmd.cancel)
 app.command("prices")(market.prices)
 app.command("quote")(market.quote)
 

@@ -12,14 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-import httpx
 import typer
-from pydantic import SecretStr
 
 from bot.api import PanoraClient
 from bot.config import ConfigError, Settings, load_settings
 from bot.logging import Redactor, configure_logging, register_secret
-from bot.secrets import SecretFileError, resolve_api_key
+from bot.secrets import SecretFileError
 
 __all__ = [
     "EXIT_FAILURE",
@@ -32,7 +30,6 @@ __all__ = [
     "state",
 ]
 
-EMBEDDED_URL = "http://paper.embedded"
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 DEFAULT_CONFIG = Path("config.toml")
@@ -92,26 +89,11 @@ def load_or_exit(ctx: typer.Context, explicit: Path | None = None) -> Settings:
 
 
 def make_client(ctx: typer.Context, settings: Settings) -> PanoraClient:
-    """The API client for this configuration.
+    """The API client for this configuration (live, a served or an embedded paper world)."""
+    from bot.cli.runtime import connect
 
-    Live mode: `[api].base_url` with the key from the environment/config or its 0600 file.
-    Paper mode: a served paper world at `[paper].url`, or else one embedded in this process
-    (`httpx.ASGITransport`, no sockets), with the paper API key.
-    """
     try:
-        key = resolve_api_key(settings.api.api_key, settings.api.api_key_file)
+        connection = connect(settings)
     except SecretFileError as exc:
         fail(str(exc), EXIT_USAGE)
-    if settings.mode == "live":
-        return PanoraClient.from_settings(settings.api, api_key=key)
-    paper = settings.paper
-    if key is None and paper.api_keys:
-        key = SecretStr(paper.api_keys[0])
-    api = settings.api.model_copy(update={"base_url": paper.url or EMBEDDED_URL})
-    if paper.url:
-        return PanoraClient.from_settings(api, api_key=key)
-    from bot.paper.world import build_world
-
-    world = build_world(paper, prefix=settings.api.provider_prefix)
-    transport = httpx.ASGITransport(app=world.provider_api)
-    return PanoraClient.from_settings(api, api_key=key, transport=transport)
+    return connection.client

@@ -12,8 +12,9 @@ import typer
 from bot.api import ApiError, PanoraClient, SwapRequest
 from bot.api.models import PriceRecord, SwapResponseExactIn
 from bot.api.params import check_slippage
+from bot.api.tokens import fetch_token_book
 from bot.aptos.address import is_coin_type, looks_like_address
-from bot.aptos.tokens import Token, TokenBook, TokenLookupError
+from bot.aptos.tokens import TokenLookupError
 from bot.cli.common import EXIT_USAGE, fail, load_or_exit, make_client
 from bot.money import MoneyError, format_decimal, parse_decimal
 
@@ -24,29 +25,11 @@ def _is_identity(name: str) -> bool:
     return looks_like_address(name) or is_coin_type(name)
 
 
-async def _book(client: PanoraClient) -> TokenBook:
-    prices = await client.get_prices(ui_only=False)
-    return TokenBook(_token_of(r) for r in prices.records if r.token_address or r.fa_address)
-
-
-def _token_of(record: PriceRecord) -> Token:
-    return Token(
-        decimals=record.decimals,
-        symbol=record.symbol or "?",
-        coin_type=record.token_address,
-        fa_address=record.fa_address,
-        name=record.name,
-        provider_symbol=record.svc_symbol,
-        ui=bool(record.svc_ui),
-        tags=tuple(record.svc_tags or ()),
-    )
-
-
 async def _resolve(client: PanoraClient, names: list[str]) -> list[str]:
     """Provider identities for the names; symbols are looked up in the full price list."""
     if all(_is_identity(n) for n in names):
         return names
-    book = await _book(client)
+    book = await fetch_token_book(client)
     try:
         return [n if _is_identity(n) else book.find(n).address for n in names]
     except TokenLookupError as exc:

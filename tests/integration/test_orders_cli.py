@@ -1,0 +1,130 @@
+"""`bot orders`, `bot orders show` and `bot cancel`, run as subprocesses on a paper world."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from bot.chain import account_address, load_private_key, new_key_file
+from bot.clock import RealClock
+from bot.config import load_settings
+from bot.engine.actions import CreateLimit
+from bot.engine.commands import process_commands
+from bot.engine.wallet_lock import WalletLock, lock_dir_for
+from bot.journal import Journal
+from tests.support.paper_server import PAPER_KEY, ROOT, paper_serve
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> Iterator[tuple[Path, Path, str]]:
+    key_file = tmp_path / "wallet.key"
+    wallet = str(new_key_file(key_file))
+    config = tmp_path / "bot.toml"
+    config.write_text(
+        'mode = "paper"\n'
+        f'[journal]\nurl = "sqlite:///{tmp_path / "bot.db"}"\n'
+        f'[wallet]\nkey_file = "{key_file}"\n'
+        "[paper]\n"
+        'clock = "accelerated"\nspeed = 60.0\norder_style = "onchain"\n'
+        f'api_keys = ["{PAPER_KEY}"]\n'
+        "rate_limit_per_second = 1000.0\nrate_limit_burst = 1000\n"
+        f'funding = [{{ wallet = "{wallet}", token = "APT", amount = "10" }}]\n'
+    )
+    with paper_serve(config) as (url, _process):
+        config.write_text(config.read_text().replace("[paper]\n", f'[paper]\nurl = "{url}"\n'))
+        yield config, key_file, wallet
+
+
+def bot(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
+    return subprocess.run(
+        [sys.executable, "-m", "bot", "-c", str(config), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+
+
+async def create_order(config: Path) -> str:
+    from bot.cli.runtime import Runtime
+
+    runtime = await Runtime.open(load_settings(config))
+    async with runtime:
+        assert runtime.executor is not None
+        result = await runtime.executor.execute(
+            "s1",
+            CreateLimit(key="l-1", sell="APT", buy="USDC", amount=Decimal(1), rate=Decimal(1000)),
+        )
+    assert result.state == "confirmed" and result.order_id, result
+    return result.order_id
+
+
+def test_list_show_and_cancel(setup: tuple[Path, Path, str]) -> None:
+    config, _key, _wallet = setup
+    order_id = asyncio.run(create_order(config))
+    listed = bot(config, "orders", "--status", "active")
+    assert listed.returncode == 0, listed.stderr
+    assert order_id[:12] in listed.stdout and "APT→USDC" in listed.stdout
+    shown = bot(config, "orders", "show", order_id[:16])
+    assert shown.returncode == 0, shown.stderr
+    assert "- → active  (create)" in shown.stdout
+    cancelled = bot(config, "cancel", order_id)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert cancelled.stdout.strip() == f"cancelled limit order {order_id}"
+    with Journal.open(load_settings(config).journal.url, readonly=True) as journal:
+        [intent] = [i for i in journal.intents() if i.kind == "cancel_limit"]
+        assert intent.state == "confirmed" and intent.tx_hash  # a signed withdraw
+    assert bot(config, "orders", "--status", "bogus").returncode == 2
+    assert bot(config, "cancel", "0xnope").returncode == 2
+
+
+def test_cancel_while_the_daemon_holds_the_wallet_goes_through_the_daemon(
+    setup: tuple[Path, Path, str],
+) -> None:
+    config, key_file, wallet = setup
+    settings = load_settings(config)
+    order_id = asyncio.run(create_order(config))
+    assert str(account_address(load_private_key(key_file, None))) == wallet
+    lock = WalletLock(lock_dir_for(settings.journal.url), wallet)
+    assert lock.try_acquire()  # this test process plays the running daemon
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "bot", "-c", str(config), "cancel", order_id],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+
+        async def serve_commands() -> int:
+            from bot.cli.runtime import Runtime
+
+            runtime = await Runtime.open(settings)
+            async with runtime:
+                assert runtime.executor is not None
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    if await process_commands(runtime.journal, runtime.executor, RealClock()):
+                        return 1
+                    await asyncio.sleep(0.2)
+            return 0
+
+        assert asyncio.run(serve_commands()) == 1
+        out, err = waiting.communicate(timeout=60)
+    finally:
+        lock.release()
+    assert waiting.returncode == 0, err
+    assert out.strip() == f"cancelled limit order {order_id} (through the daemon)"
