@@ -11,6 +11,9 @@ matched against what really happened:
 * swap: its recorded transaction, looked up by hash: committed → `confirmed` or `failed`;
   no transaction was ever signed → `failed` (POST /swap spends nothing by itself).
 
+An intent left `planned` (the process died after recording it, before sending anything)
+→ `failed` at once: nothing left the process, so the strategy may act again.
+
 Anything still unmatched after `grace` → `failed`, and the strategy may act again. Inside
 the grace period it stays `unknown` (a pending deposit, a slow provider).
 """
@@ -74,11 +77,23 @@ class Reconciler:
     async def run(self) -> list[Resolution]:
         """Settle what can be settled now; returns one resolution per intent examined."""
         open_intents = [
-            i for i in self.journal.intents(states=("sent", "unknown")) if i.wallet == self.wallet
+            i
+            for i in self.journal.intents(states=("planned", "sent", "unknown"))
+            if i.wallet == self.wallet
         ]
         if not open_intents:
             return []
         now = self.clock.now()
+        results: list[Resolution] = []
+        for intent in [i for i in open_intents if i.state == "planned"]:
+            # The executor moves planned → sent with no await in between, so a planned
+            # intent seen here belongs to a process that died before sending anything.
+            detail = "never sent: found planned at start-up"
+            self.journal.set_intent_state(intent.id, "failed", at=now, detail=detail, error=detail)
+            results.append(Resolution(intent.id, "failed", None, detail))
+        open_intents = [i for i in open_intents if i.state != "planned"]
+        if not open_intents:
+            return results
         for intent in open_intents:
             if intent.state == "sent":
                 self.journal.set_intent_state(
@@ -90,7 +105,6 @@ class Reconciler:
             for o in self.journal.orders(wallet=self.wallet)
             if o.intent_id is not None
         }
-        results = []
         for intent in sorted(open_intents, key=lambda i: (i.created_at, i.id)):
             resolution = await self._settle(intent, orders, claimed)
             results.append(resolution)
