@@ -7,11 +7,11 @@ record exactly as parsed (so a repeated observation is recognised as the same).
 
 from __future__ import annotations
 
+import hashlib
 from typing import Literal
 
 from bot.api.models import DcaOrder, LimitOrder, TxDetail
 from bot.journal import FillRecord, OrderObservation, OrderSnapshot
-from bot.journal.codec import raw_hash
 
 __all__ = ["observation_of"]
 
@@ -32,7 +32,18 @@ def _fill(detail: TxDetail) -> FillRecord:
     )
 
 
-def observation_of(kind: OrderKind, order: DcaOrder | LimitOrder, wallet: str) -> OrderObservation:
+def record_hash(order: DcaOrder | LimitOrder) -> str:
+    """SHA-256 of the record as parsed (pydantic's serializer: fast, deterministic per shape).
+
+    The same record gives the same hash, so an unchanged order is recognised without
+    touching the journal; a provider reordering unknown keys only costs a re-observation.
+    """
+    return hashlib.sha256(order.model_dump_json(by_alias=True).encode()).hexdigest()
+
+
+def observation_of(
+    kind: OrderKind, order: DcaOrder | LimitOrder, wallet: str, raw_hash: str | None = None
+) -> OrderObservation:
     """The journal observation of one order record seen in a getOrders page of `wallet`."""
     common = {
         "kind": kind,
@@ -64,6 +75,5 @@ def observation_of(kind: OrderKind, order: DcaOrder | LimitOrder, wallet: str) -
             expire_at=order.expire_at,
             **common,  # type: ignore[arg-type]
         )
-    record = order.model_dump(mode="json", by_alias=True)
     fills = [_fill(d) for d in order.tx_details or ()]
-    return OrderObservation(snapshot=snapshot, raw_hash=raw_hash(record), fills=fills)
+    return OrderObservation(snapshot=snapshot, raw_hash=raw_hash or record_hash(order), fills=fills)

@@ -28,7 +28,7 @@ from bot.engine.events import (
     OrderEvent,
     event_for_change,
 )
-from bot.engine.observe import observation_of
+from bot.engine.observe import observation_of, record_hash
 from bot.journal import Journal, JournalError, OrderChange, OrderObservation
 from bot.logging import get_logger
 
@@ -117,51 +117,57 @@ class OrderTracker:
         return list(result.orders)
 
     async def _poll_kind(self, kind: OrderKind, report: PollReport) -> None:
+        index = self.journal.order_index(kind, self.wallet)  # id → (status, last hash)
         seen: dict[str, DcaOrder | LimitOrder] = {}
+        hashes: dict[str, str] = {}
         page = 1
         while True:  # active: every page
             orders = await self._page(kind, OrderFilter.ACTIVE, page, report)
             seen.update((o.order_id, o) for o in orders)
+            hashes.update((o.order_id, record_hash(o)) for o in orders)
             if page >= self._last_total_pages or not orders:
                 break
             page += 1
         for page in range(1, self.max_completed_pages + 1):  # completed: until unchanged
             orders = await self._page(kind, OrderFilter.COMPLETED, page, report)
-            fresh = [o for o in orders if not self._known_final(kind, o)]
+            hashes.update((o.order_id, record_hash(o)) for o in orders)
+            fresh = [
+                o
+                for o in orders
+                if index.get(o.order_id) != (o.status, hashes[o.order_id])
+                or o.status not in FINAL_STATUSES
+            ]
             seen.update((o.order_id, o) for o in orders)
             if not fresh or page >= self._last_total_pages:
                 break
-        for stored in self.journal.orders(
-            kind=kind, wallet=self.wallet, exclude_status=FINAL_STATUSES
-        ):
-            if stored.order_id in seen:
+        for order_id, (status, _raw) in index.items():
+            if order_id in seen or status in FINAL_STATUSES:
                 continue
-            for status in (OrderFilter.ACTIVE, OrderFilter.COMPLETED):
-                found = await self._page(kind, status, 1, report, order_id=stored.order_id)
+            for list_filter in (OrderFilter.ACTIVE, OrderFilter.COMPLETED):
+                found = await self._page(kind, list_filter, 1, report, order_id=order_id)
                 if found:
-                    seen[stored.order_id] = found[0]
+                    seen[order_id] = found[0]
+                    hashes[order_id] = record_hash(found[0])
                     break
             else:
-                report.events.append(OrderDisappeared(kind, stored.order_id, stored.status))
+                report.events.append(OrderDisappeared(kind, order_id, status))
                 self._log.warning(
-                    "tracker.order_disappeared",
-                    kind=kind,
-                    order_id=stored.order_id,
-                    last_status=stored.status,
+                    "tracker.order_disappeared", kind=kind, order_id=order_id, last_status=status
                 )
-        self._record(kind, [observation_of(kind, o, self.wallet) for o in seen.values()], report)
-
-    def _known_final(self, kind: OrderKind, order: DcaOrder | LimitOrder) -> bool:
-        stored = self.journal.order(kind, order.order_id)
-        if stored is None or stored.status not in FINAL_STATUSES:
-            return False
-        return observation_of(kind, order, self.wallet).raw_hash == stored.last_raw_hash
+        report.orders_seen += len(seen)
+        # Only new or changed records reach the journal: an unchanged one has nothing to say.
+        changed = [
+            observation_of(kind, order, self.wallet, hashes[order_id])
+            for order_id, order in seen.items()
+            if index.get(order_id, (None, None))[1] != hashes[order_id]
+        ]
+        if changed:
+            self._record(kind, changed, report)
 
     def _record(
         self, kind: OrderKind, observations: list[OrderObservation], report: PollReport
     ) -> None:
         now = self.clock.now()
-        report.orders_seen += len(observations)
         try:
             changes = self.journal.observe_orders(observations, observed_at=now, source="poll")
         except JournalError:

@@ -124,6 +124,18 @@ class OrdersMixin(JournalBase):
         with self._reading() as session:
             return [_order_view(r) for r in session.exec(query.order_by(col(Order.id)))]
 
+    def order_index(self, kind: str, wallet: str) -> dict[str, tuple[str, str | None]]:
+        """Every stored order of one kind and wallet: order id → (status, last raw hash).
+
+        A light query (three columns), for the tracker to tell changed records from
+        unchanged ones without loading whole rows.
+        """
+        query = sm_select(Order.order_id, Order.status, Order.last_raw_hash).where(
+            Order.kind == kind, Order.wallet == canon.wallet(wallet)
+        )
+        with self._reading() as session:
+            return {order_id: (status, raw) for order_id, status, raw in session.exec(query)}
+
     def transitions(self, kind: str, order_id: str) -> list[OrderTransitionView]:
         """Every recorded status change of an order, oldest first."""
         with self._reading() as session:
