@@ -76,7 +76,14 @@ def connect(settings: Settings) -> Connection:
     if settings.mode == "paper":
         if key is None and settings.paper.api_keys:
             key = SecretStr(settings.paper.api_keys[0])
-        api = api.model_copy(update={"base_url": settings.paper.url or EMBEDDED_URL})
+        # The paper world is ours: pace the client by its limit, not the real provider's.
+        api = api.model_copy(
+            update={
+                "base_url": settings.paper.url or EMBEDDED_URL,
+                "rate_limit_per_second": settings.paper.rate_limit_per_second,
+                "rate_limit_burst": settings.paper.rate_limit_burst,
+            }
+        )
         if not settings.paper.url:
             world = build_world(settings.paper, prefix=api.provider_prefix)
             transport = httpx.ASGITransport(app=world.app)

@@ -21,6 +21,7 @@ __all__ = [
     "OrderExpired",
     "OrderFilled",
     "OrderPartiallyFilled",
+    "OrderReappeared",
     "OrderRefunded",
     "OrderStatusChanged",
     "UnknownStatus",
@@ -68,6 +69,10 @@ class OrderRefunded(OrderStatusChanged):
     """Ended with a refund (e.g. DCA slices skipped by its rate bounds)."""
 
 
+class OrderReappeared(OrderStatusChanged):
+    """A `missing` order the provider lists again."""
+
+
 class UnknownStatus(OrderStatusChanged):
     """A status the spec does not list: recorded, and worth a look."""
 
@@ -101,8 +106,12 @@ def event_for_change(kind: str, change: OrderChange) -> list[OrderEvent]:
     """The events of one journal change (none when nothing was recorded)."""
     events: list[OrderEvent] = []
     if change.transition_recorded:
-        if change.to_status not in _KNOWN:
-            cls: type[OrderStatusChanged] = UnknownStatus
+        if change.to_status == "missing":
+            return events  # reported by the tracker as OrderDisappeared
+        if change.from_status == "missing":
+            cls: type[OrderStatusChanged] = OrderReappeared
+        elif change.to_status not in _KNOWN:
+            cls = UnknownStatus
         elif change.to_status == "active" and change.from_status is not None:
             cls = OrderStatusChanged  # e.g. back to active: report, not "created"
         else:

@@ -6,7 +6,8 @@ Each poll, for each order kind:
    journal already knows as final with the same record hash — then older pages cannot have
    changed (bounded by `max_completed_pages`);
 3. orders the journal holds as live but that neither list showed: asked for by id; if the
-   provider no longer knows one, that is reported as `OrderDisappeared` (never deleted).
+   provider no longer knows one, it is recorded with our status `missing` and reported
+   once as `OrderDisappeared` (never deleted); seen again, it moves back (`OrderReappeared`).
 
 Observations are written in one journal transaction per poll; if the batch is refused,
 they are written one by one so a single bad record is isolated (logged, counted), never
@@ -29,14 +30,16 @@ from bot.engine.events import (
     event_for_change,
 )
 from bot.engine.observe import observation_of, record_hash
-from bot.journal import Journal, JournalError, OrderChange, OrderObservation
+from bot.journal import Journal, JournalError, OrderChange, OrderObservation, OrderSnapshot
 from bot.logging import get_logger
 
 __all__ = ["OrderTracker", "PollReport"]
 
 OrderKind = Literal["dca", "limit"]
 Subscriber = Callable[[OrderEvent], Awaitable[None] | None]
-KNOWN: Final = {"dca": DCA_STATUSES, "limit": LIMIT_STATUSES}
+MISSING: Final = "missing"
+"""Our status for a live order the provider no longer lists, even by id (not final)."""
+KNOWN: Final = {"dca": DCA_STATUSES | {MISSING}, "limit": LIMIT_STATUSES | {MISSING}}
 
 
 @dataclass
@@ -118,6 +121,7 @@ class OrderTracker:
 
     async def _poll_kind(self, kind: OrderKind, report: PollReport) -> None:
         index = self.journal.order_index(kind, self.wallet)  # id → (status, last hash)
+        missing: list[str] = []
         seen: dict[str, DcaOrder | LimitOrder] = {}
         hashes: dict[str, str] = {}
         page = 1
@@ -150,19 +154,43 @@ class OrderTracker:
                     hashes[order_id] = record_hash(found[0])
                     break
             else:
-                report.events.append(OrderDisappeared(kind, order_id, status))
-                self._log.warning(
-                    "tracker.order_disappeared", kind=kind, order_id=order_id, last_status=status
-                )
+                if status != MISSING:  # recorded (and reported) once, not every poll
+                    missing.append(order_id)
+                    report.events.append(OrderDisappeared(kind, order_id, status))
+                    self._log.warning(
+                        "tracker.order_disappeared",
+                        kind=kind,
+                        order_id=order_id,
+                        last_status=status,
+                    )
         report.orders_seen += len(seen)
         # Only new or changed records reach the journal: an unchanged one has nothing to say.
         changed = [
             observation_of(kind, order, self.wallet, hashes[order_id])
             for order_id, order in seen.items()
-            if index.get(order_id, (None, None))[1] != hashes[order_id]
+            if index.get(order_id) != (order.status, hashes[order_id])
         ]
         if changed:
             self._record(kind, changed, report)
+        for order_id in missing:
+            self._mark_missing(kind, order_id, report)
+
+    def _mark_missing(self, kind: OrderKind, order_id: str, report: PollReport) -> None:
+        """Record that the provider no longer knows a live order (status `missing`)."""
+        stored = self.journal.order(kind, order_id)
+        if stored is None:
+            return
+        snapshot = OrderSnapshot(
+            kind=kind,
+            order_id=order_id,
+            wallet=stored.wallet,
+            from_token=stored.from_token,
+            to_token=stored.to_token,
+            status=MISSING,
+            amount_total=stored.amount_total,
+        )
+        change = self.journal.upsert_order(snapshot, observed_at=self.clock.now(), source="poll")
+        report.transitions += int(change.transition_recorded)
 
     def _record(
         self, kind: OrderKind, observations: list[OrderObservation], report: PollReport

@@ -220,4 +220,5 @@ async def test_a_live_order_the_provider_forgot_is_reported(rig: Rig) -> None:
     report = await rig.tracker.poll()
     assert [type(e) for e in report.events] == [OrderDisappeared]
     stored = rig.journal.order("dca", "0x" + "ab" * 32)
-    assert stored is not None and stored.status == "active"  # kept, never deleted
+    assert stored is not None and stored.status == "missing"  # recorded, never deleted
+    assert (await rig.tracker.poll()).events == []  # reported once, not every poll

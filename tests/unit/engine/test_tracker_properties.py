@@ -103,3 +103,30 @@ def test_any_sequence_of_states_gives_a_clean_log(
     assert [to for _, to in log] == changes  # one transition per change, none repeated
     assert all(a == b for (_, a), (b, _) in itertools.pairwise(log))  # a chain
     assert stored.amount_spent == Decimal(observed[-1][1])
+
+
+def test_an_order_that_disappears_and_reappears_is_recorded_once_each_way(
+    tmp_path: Path,
+) -> None:
+    from bot.engine.events import OrderDisappeared, OrderReappeared
+
+    provider = ScriptedProvider()
+    clock = SteppedClock(datetime(2026, 1, 1, tzinfo=UTC))
+    events: list[object] = []
+    with Journal.open(f"sqlite:///{tmp_path / 'bot.db'}") as journal:
+        tracker = OrderTracker(
+            cast(PanoraClient, provider), journal, clock, WALLET, kinds=["limit"]
+        )
+        tracker.subscribe(events.append)
+        provider.current["0xorder"] = record("0xorder", "active", 0)
+        for present in (True, False, False, True, True):
+            if present:
+                provider.current["0xorder"] = record("0xorder", "active", 0)
+            else:
+                provider.current.pop("0xorder", None)
+            asyncio.run(tracker.poll())
+            clock.advance(timedelta(seconds=1))
+        log = [(t.from_status, t.to_status) for t in journal.transitions("limit", "0xorder")]
+    assert log == [(None, "active"), ("active", "missing"), ("missing", "active")]
+    kinds = [type(e) for e in events]
+    assert kinds.count(OrderDisappeared) == 1 and kinds.count(OrderReappeared) == 1
