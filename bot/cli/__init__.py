@@ -27,6 +27,7 @@ app.add_typer(journal_cmd.app, name="journal")
 app.add_typer(keys_cmd.app, name="keys")
 app.add_typer(orders_cmd.app, name="orders")
 app.command("cancel")(orders_cmd.cancel)
+app.command("reconcile")(orders_cmd.reconcile)
 app.command("prices")(market.prices)
 app.command("quote")(market.quote)
 

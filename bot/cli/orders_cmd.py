@@ -256,3 +256,58 @@ async def _cancel_through_daemon(settings: Settings, order: OrderView) -> str:
         f"the daemon holds the wallet but did not answer within {_WAIT_SECONDS:.0f} s; "
         f"the request stays queued (command {command_id})"
     )
+
+
+def reconcile(
+    ctx: typer.Context,
+    grace_minutes: Annotated[int, typer.Option(help="Fail what nothing matched after this.")] = 15,
+) -> None:
+    """Settle intents left in flight (after a crash or an unknown outcome), then poll orders."""
+    settings = load_or_exit(ctx)
+    if grace_minutes < 0:
+        fail("--grace-minutes must not be negative", EXIT_USAGE)
+    lines = asyncio.run(_reconcile(settings, grace_minutes))
+    for line in lines:
+        typer.echo(line)
+
+
+async def _reconcile(settings: Settings, grace_minutes: int) -> list[str]:
+    from datetime import timedelta
+
+    from bot.cli.runtime import Runtime
+    from bot.engine.reconcile import Reconciler
+    from bot.engine.tracker import OrderTracker
+
+    runtime = await Runtime.open(settings, with_signer=False)
+    async with runtime:
+        if runtime.wallet is None:
+            fail("no wallet configured: set [wallet].address or a key", EXIT_USAGE)
+        lock = WalletLock(lock_dir_for(settings.journal.url), runtime.wallet)
+        if not lock.try_acquire():
+            fail("the daemon holds this wallet and reconciles by itself", EXIT_USAGE)
+        try:
+            settled = await Reconciler(
+                journal=runtime.journal,
+                client=runtime.client,
+                clock=runtime.clock,
+                wallet=runtime.wallet,
+                tokens=runtime.tokens,
+                node=runtime.node,
+                grace=timedelta(minutes=grace_minutes),
+            ).run()
+            report = await OrderTracker(
+                runtime.client, runtime.journal, runtime.clock, runtime.wallet
+            ).poll()
+        finally:
+            lock.release()
+    lines = [
+        f"intent {r.intent_id}: {r.state}"
+        + (f" (order {r.order_id})" if r.order_id else "")
+        + (f": {r.detail}" if r.detail else "")
+        for r in settled
+    ]
+    lines.append(
+        f"orders polled: {report.orders_seen} seen, {report.transitions} transitions, "
+        f"{report.fills} fills"
+    )
+    return lines

@@ -125,13 +125,18 @@ class Runtime:
         tokens = world.market.tokens.book if world else await fetch_token_book(client)
         signer = None
         wallet = settings.wallet.address
-        if with_signer and (settings.wallet.key_file or settings.wallet.private_key):
+        if settings.wallet.key_file or settings.wallet.private_key:
             private = load_private_key(settings.wallet.key_file, settings.wallet.private_key)
-            wallet = str(account_address(private))
-            policy = SignerPolicy.from_settings(chain, settings.risk, tokens)
-            signer = Signer(
-                node, private, policy, InMemoryRecorder(), settings=SignerSettings.from_chain(chain)
-            )
+            wallet = str(account_address(private))  # the key's address is public
+            if with_signer:
+                policy = SignerPolicy.from_settings(chain, settings.risk, tokens)
+                signer = Signer(
+                    node,
+                    private,
+                    policy,
+                    InMemoryRecorder(),
+                    settings=SignerSettings.from_chain(chain),
+                )
         executor = None
         if wallet is not None and not readonly:
             executor = Executor(

@@ -128,3 +128,29 @@ def test_cancel_while_the_daemon_holds_the_wallet_goes_through_the_daemon(
         lock.release()
     assert waiting.returncode == 0, err
     assert out.strip() == f"cancelled limit order {order_id} (through the daemon)"
+
+
+def test_reconcile_settles_a_stranded_intent(setup: tuple[Path, Path, str]) -> None:
+    config, _key, wallet = setup
+    settings = load_settings(config)
+    with Journal.open(settings.journal.url) as journal:
+        now = RealClock().now()
+        stranded = journal.record_intent(
+            "s1",
+            wallet,
+            "swap",
+            "sw-lost",
+            {
+                "type": "swap",
+                "sell": "APT",
+                "buy": "USDC",
+                "spend_token": "APT",
+                "spend_amount": Decimal(1),
+            },
+            at=now,
+        )
+        journal.set_intent_state(stranded.id, "sent", at=now)
+    result = bot(config, "reconcile")
+    assert result.returncode == 0, result.stderr
+    assert f"intent {stranded.id}: failed" in result.stdout  # no transaction was ever signed
+    assert "orders polled" in result.stdout.splitlines()[-1]
