@@ -113,13 +113,20 @@ class Executor:
         return self.tokens.find(name)
 
     async def execute(self, strategy: str, action: Action) -> ExecutionResult:
-        """Carry out one action exactly once (per strategy and idempotency key)."""
+        """Carry out one action exactly once (per strategy and idempotency key).
+
+        Raises:
+            TokenLookupError: the action names a token nobody knows (nothing is recorded).
+        """
+        data = action_json(action)
+        if "spend_token" in data:  # the journal's spend sums need the address, not a symbol
+            data["spend_token"] = self._token(data["spend_token"]).address
         intent = self.journal.record_intent(
             strategy,
             self.wallet,
             action_kind(action),
             action.key,
-            action_json(action),
+            data,
             at=self.clock.now(),
         )
         if intent.existing:

@@ -1,0 +1,137 @@
+"""Brokers carry out what strategies decided: for real (live, paper) or only on paper (dry run).
+
+* `LiveBroker`: the executor — intent, API, signer, outcome (the paper mode uses it too,
+  against the paper world).
+* `DryRunBroker`: nothing that spends is sent — no createOrder, cancelOrder or transaction.
+  A swap's `POST /swap` spends nothing, so its quote and `txData` are fetched, decoded by the
+  ABI and shown (with the simulated effects when a signer and node are at hand).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Protocol
+
+from bot.api import ApiError, PanoraClient, SwapRequest
+from bot.api.models import SwapResponseExactIn
+from bot.aptos.tokens import TokenBook
+from bot.chain import ChainError, Signer
+from bot.engine.actions import Action, CancelDca, CancelLimit, CreateDca, CreateLimit, Swap
+from bot.engine.executor import Executor
+from bot.money import format_decimal
+
+__all__ = ["ActionOutcome", "Broker", "DryRunBroker", "LiveBroker", "describe"]
+
+
+@dataclass(frozen=True)
+class ActionOutcome:
+    """What became of one action: `state` is the intent's, or `dry-run`."""
+
+    state: str
+    order_id: str | None = None
+    tx_hash: str | None = None
+    detail: str = ""
+    lines: list[str] = field(default_factory=list)
+
+
+class Broker(Protocol):
+    """Carries out one action of a strategy."""
+
+    async def carry_out(self, strategy: str, action: Action) -> ActionOutcome:
+        """Do (or show) the action."""
+        ...
+
+
+def describe(action: Action) -> str:
+    """One line a person can read."""
+    if isinstance(action, CreateDca):
+        per = "in total" if action.amount_type == "total" else "per order"
+        return (
+            f"create DCA: {format_decimal(action.amount)} {action.sell} {per} → "
+            f"{action.buy}, {action.orders} orders every {action.interval_value} "
+            f"{action.interval_period}"
+        )
+    if isinstance(action, CreateLimit):
+        return (
+            f"create limit: sell {format_decimal(action.amount)} {action.sell} for "
+            f"{action.buy} at ≥ {format_decimal(action.rate)} {action.buy}/{action.sell}"
+        )
+    if isinstance(action, CancelDca | CancelLimit):
+        kind = "DCA" if isinstance(action, CancelDca) else "limit"
+        return f"cancel {kind} order {action.order_id}"
+    amount = action.sell_amount if action.sell_amount is not None else action.buy_amount
+    amount = amount if amount is not None else Decimal(0)
+    side = "sell" if action.sell_amount is not None else "buy"
+    return f"swap: {side} {format_decimal(amount)} ({action.sell} → {action.buy})"
+
+
+class LiveBroker:
+    """Carries actions out for real through the executor."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+
+    async def carry_out(self, strategy: str, action: Action) -> ActionOutcome:
+        """Execute exactly once (per strategy and key)."""
+        result = await self.executor.execute(strategy, action)
+        detail = "already done under this key" if result.duplicate else result.detail
+        return ActionOutcome(result.state, result.order_id, result.tx_hash, detail)
+
+
+class DryRunBroker:
+    """Shows what would be done; sends nothing that spends."""
+
+    def __init__(
+        self, client: PanoraClient, tokens: TokenBook, wallet: str, signer: Signer | None = None
+    ) -> None:
+        self.client = client
+        self.tokens = tokens
+        self.wallet = wallet
+        self.signer = signer
+
+    async def carry_out(self, strategy: str, action: Action) -> ActionOutcome:
+        """Describe the action; for a swap, fetch and decode its transaction."""
+        lines = [f"[dry run] {strategy}: {describe(action)}"]
+        if isinstance(action, Swap):
+            lines += await self._swap(action)
+        return ActionOutcome("dry-run", lines=lines)
+
+    async def _swap(self, action: Swap) -> list[str]:
+        sell, buy = self.tokens.find(action.sell), self.tokens.find(action.buy)
+        try:
+            response = await self.client.swap(
+                SwapRequest(
+                    from_token=sell.address,
+                    to_token=buy.address,
+                    from_amount=action.sell_amount,
+                    to_amount=action.buy_amount,
+                    to_wallet=self.wallet,
+                    slippage=action.slippage,
+                )
+            )
+        except (ApiError, ValueError) as exc:
+            return [f"  quote failed: {exc}"]
+        if isinstance(response, SwapResponseExactIn):
+            got = response.best
+            lines = [
+                f"  quote: receive {format_decimal(got.to_token_amount)} {buy.symbol} "
+                f"(at least {format_decimal(got.min_to_token_amount)})"
+            ]
+        else:
+            pay = response.best
+            lines = [
+                f"  quote: pay {format_decimal(pay.from_token_amount)} {sell.symbol} "
+                f"(at most {format_decimal(pay.max_from_token_amount)})"
+            ]
+        best = response.best
+        if best.tx_data is None:
+            return [*lines, "  no txData in the answer"]
+        lines.append(f"  txData: {best.tx_data.function}")
+        if self.signer is not None:
+            try:
+                report = await self.signer.dry_run(best.tx_data.as_json())
+                lines += [f"  {line}" for line in report.lines()]
+            except ChainError as exc:
+                lines.append(f"  decode/simulation unavailable: {exc}")
+        return lines

@@ -1,0 +1,276 @@
+"""The engine: ticks strategies, checks and carries out their actions, polls orders.
+
+One engine serves every way of running the bot — the real-time daemon, `bot once`, the
+stepped driver of tests, demos and backtests — only the clock and the broker differ. A
+tick: one `/prices` call (shared by every strategy ticking at that moment) → a frozen
+`Context` → `on_tick` under a timeout → each returned action validated, risk-checked and
+handed to the broker → the strategy's saved state written. A strategy that raises, times
+out or returns something that is not a list of actions is isolated: logged, counted,
+skipped; the others go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from bot.api import ApiError, PanoraClient, SwapRequest
+from bot.api.models import SwapResponseExactIn
+from bot.aptos.address import Address
+from bot.aptos.tokens import TokenBook, TokenLookupError
+from bot.chain import NodeClient
+from bot.clock import Clock
+from bot.engine.actions import Action, CancelDca, CancelLimit, CreateDca, CreateLimit, Swap
+from bot.engine.brokers import ActionOutcome, Broker, describe
+from bot.engine.events import OrderEvent
+from bot.engine.risk import RiskChecker
+from bot.engine.strategy import Context, OrderInfo, PriceInfo, Strategy
+from bot.engine.tracker import OrderTracker, PollReport
+from bot.journal import Journal
+from bot.logging import get_logger
+
+__all__ = ["Engine", "StrategyStats", "TickReport"]
+
+_ACTIONS = (CreateDca, CreateLimit, CancelDca, CancelLimit, Swap)
+
+
+@dataclass
+class StrategyStats:
+    """Counters for `bot status` and the heartbeat."""
+
+    ticks: int = 0
+    errors: int = 0
+    refused: int = 0
+    actions: int = 0
+    last_tick: datetime | None = None
+    last_error: str | None = None
+
+
+@dataclass
+class TickReport:
+    """What one tick of one strategy did."""
+
+    strategy: str
+    ok: bool
+    error: str | None = None
+    outcomes: list[tuple[Action, ActionOutcome]] = field(default_factory=list)
+    refusals: list[tuple[Action, str]] = field(default_factory=list)
+
+
+class Engine:
+    """Strategies, their context, and what happens to their decisions."""
+
+    def __init__(
+        self,
+        *,
+        client: PanoraClient,
+        journal: Journal,
+        clock: Clock,
+        wallet: str,
+        tokens: TokenBook,
+        broker: Broker,
+        risk: RiskChecker,
+        strategies: Iterable[Strategy],
+        node: NodeClient | None = None,
+        tracker: OrderTracker | None = None,
+        timeout_seconds: float = 30.0,
+    ) -> None:
+        self.client = client
+        self.journal = journal
+        self.clock = clock
+        self.wallet = wallet
+        self.tokens = tokens
+        self.broker = broker
+        self.risk = risk
+        self.node = node
+        self.tracker = tracker
+        self.timeout = timeout_seconds
+        self.strategies = {s.instance: s for s in strategies}
+        self.stats = {name: StrategyStats() for name in self.strategies}
+        self._prices: tuple[datetime, dict[str, PriceInfo]] | None = None
+        self._log = get_logger("engine")
+        if tracker is not None:
+            tracker.subscribe(self._on_order_event)
+
+    # --- context ----------------------------------------------------------------------
+
+    async def _prices_now(self) -> dict[str, PriceInfo]:
+        now = self.clock.now()
+        if self._prices is not None and self._prices[0] == now:
+            return self._prices[1]  # one /prices call per tick moment, shared
+        listing = await self.client.get_prices(ui_only=False)
+        prices = {}
+        for r in listing.records:
+            key = r.token_address or r.fa_address
+            if key:
+                info = PriceInfo(key, r.symbol or "?", r.usd_price, r.price_change_24h)
+                for name in {r.token_address, r.fa_address} - {None}:
+                    prices[str(name)] = info
+        self._prices = (now, prices)
+        return prices
+
+    async def _balances(self, names: Iterable[str]) -> dict[str, Decimal]:
+        balances: dict[str, Decimal] = {}
+        if self.node is None:
+            return balances
+        for name in names:
+            try:
+                token = self.tokens.find(name)
+                units = await self.node.balance(Address.parse(self.wallet), token.address)
+            except Exception as exc:  # a balance is informative, never fatal
+                self._log.debug("balance.unavailable", token=name, error=str(exc))
+                continue
+            balances[token.address] = Decimal(units).scaleb(-token.decimals)
+        return balances
+
+    def _orders(self, strategy: str) -> list[OrderInfo]:
+        rows = self.journal.orders(strategy=strategy)
+        return [
+            OrderInfo(
+                o.kind,
+                o.order_id,
+                o.status,
+                o.from_token,
+                o.to_token,
+                o.amount_total,
+                o.amount_spent,
+                o.to_amount_received,
+                o.rate,
+                o.created_at,
+            )
+            for o in sorted(rows, key=lambda o: o.created_at, reverse=True)
+        ]
+
+    async def _quote(self, sell: str, buy: str, amount: Decimal) -> Decimal | None:
+        try:
+            response = await self.client.quote(
+                SwapRequest(
+                    self.tokens.find(sell).address,
+                    self.tokens.find(buy).address,
+                    from_amount=amount,
+                )
+            )
+        except (ApiError, TokenLookupError, ValueError):
+            return None
+        return response.best.to_token_amount if isinstance(response, SwapResponseExactIn) else None
+
+    async def context(self, strategy: Strategy) -> Context:
+        """The frozen snapshot `strategy` sees now."""
+        name = strategy.instance
+        state = {k: self.journal.get_state(name, k) for k in self.journal.state_keys(name)}
+        referenced = {v for v in strategy.params.model_dump().values() if isinstance(v, str)}
+        return Context(
+            strategy=name,
+            now=self.clock.now(),
+            prices=await self._prices_now(),
+            balances=await self._balances({"APT", *referenced}),
+            orders=self._orders(name),
+            state=state,
+            log=get_logger("strategy", strategy=name),
+            quote=self._quote,
+        )
+
+    # --- ticks ------------------------------------------------------------------------
+
+    async def tick(self, name: str) -> TickReport:
+        """Tick one strategy; never raises."""
+        strategy = self.strategies[name]
+        stats = self.stats[name]
+        stats.ticks += 1
+        stats.last_tick = self.clock.now()
+        try:
+            ctx = await self.context(strategy)
+            actions = await asyncio.wait_for(strategy.on_tick(ctx), self.timeout)
+            _check_actions(actions)
+        except Exception as exc:
+            return self._failed(name, exc)
+        report = TickReport(name, ok=True)
+        await self._act(name, actions, report)
+        for key, value in ctx.saved.items():
+            self.journal.set_state(name, key, value, at=self.clock.now())
+        return report
+
+    def _failed(self, name: str, exc: BaseException) -> TickReport:
+        stats = self.stats[name]
+        stats.errors += 1
+        reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
+        stats.last_error = reason
+        self._log.error("strategy.failed", strategy=name, error=reason)
+        return TickReport(name, ok=False, error=reason)
+
+    async def _act(self, name: str, actions: Sequence[Action], report: TickReport) -> None:
+        stats = self.stats[name]
+        for action in actions:
+            refusal = self.risk.check(name, self.wallet, action, self.clock.now())
+            if refusal is not None:
+                stats.refused += 1
+                report.refusals.append((action, str(refusal)))
+                self._log.warning(
+                    "risk.refused", strategy=name, action=describe(action), reason=str(refusal)
+                )
+                continue
+            try:
+                outcome = await self.broker.carry_out(name, action)
+            except (TokenLookupError, ValueError) as exc:
+                outcome = ActionOutcome("failed", detail=str(exc))
+            stats.actions += 1
+            report.outcomes.append((action, outcome))
+            self._log.info(
+                "action",
+                strategy=name,
+                action=describe(action),
+                state=outcome.state,
+                order_id=outcome.order_id,
+                detail=outcome.detail or None,
+            )
+
+    async def tick_all(self, names: Iterable[str] | None = None) -> list[TickReport]:
+        """Tick the named strategies (default: all), one after another."""
+        return [await self.tick(n) for n in (names or list(self.strategies))]
+
+    # --- orders and lifecycle -----------------------------------------------------------
+
+    async def poll_orders(self) -> PollReport | None:
+        """Poll the provider's orders (events go to the strategies owning them)."""
+        return await self.tracker.poll() if self.tracker is not None else None
+
+    async def _on_order_event(self, event: OrderEvent) -> None:
+        order = self.journal.order(event.kind, event.order_id)
+        strategy = self.strategies.get(order.strategy or "") if order is not None else None
+        if strategy is None:
+            return
+        try:
+            ctx = await self.context(strategy)
+            actions = await asyncio.wait_for(strategy.on_order_event(ctx, event), self.timeout)
+            _check_actions(actions)
+        except Exception as exc:
+            self._failed(strategy.instance, exc)
+            return
+        await self._act(strategy.instance, actions, TickReport(strategy.instance, ok=True))
+
+    async def start(self) -> None:
+        """Call every strategy's `on_start` (a failure is isolated)."""
+        for strategy in self.strategies.values():
+            await self._hook(strategy, "on_start")
+
+    async def stop(self) -> None:
+        """Call every strategy's `on_stop` (a failure is isolated)."""
+        for strategy in self.strategies.values():
+            await self._hook(strategy, "on_stop")
+
+    async def _hook(self, strategy: Strategy, hook: str) -> None:
+        try:
+            ctx = await self.context(strategy)
+            await asyncio.wait_for(getattr(strategy, hook)(ctx), self.timeout)
+        except Exception as exc:
+            self._failed(strategy.instance, exc)
+
+
+def _check_actions(actions: Any) -> None:
+    """Raise TypeError unless `actions` is a list of actions."""
+    if not isinstance(actions, list) or not all(isinstance(a, _ACTIONS) for a in actions):
+        raise TypeError(f"on_tick must return a list of actions, got {type(actions).__name__}")
