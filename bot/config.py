@@ -144,6 +144,9 @@ class SchedulerSettings(_Section):
     """`[scheduler]`: timing of the daemon's own jobs."""
 
     tracker_interval_seconds: int = Field(default=60, ge=1)
+    commands_interval_seconds: int = Field(default=2, ge=1)
+    strategy_dirs: list[Path] = Field(default_factory=list)
+    """Folders of user strategy plugins (`*.py` files defining Strategy subclasses)."""
     strategy_timeout_seconds: int = Field(default=30, ge=1)
     misfire_grace_seconds: int = Field(default=30, ge=1)
 
@@ -308,6 +311,8 @@ class StrategyEntry(_Section):
     schedule: Schedule
     enabled: bool = True
     params: dict[str, Any] = Field(default_factory=dict)
+    budget: dict[str, Decimal] = Field(default_factory=dict)
+    """Most this strategy may spend per UTC day, by token (counted from the journal)."""
 
 
 class Settings(BaseSettings):

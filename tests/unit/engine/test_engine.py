@@ -1,0 +1,262 @@
+"""The engine with test strategies against an in-process paper world: isolation, risk, dry run."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from bot.api import PanoraClient
+from bot.aptos.address import FunctionId
+from bot.chain import InMemoryRecorder, NodeClient, Signer, SignerPolicy
+from bot.chain.policy import ROUTER_FUNCTION
+from bot.chain.settings import SignerSettings
+from bot.clock import SteppedClock
+from bot.config import PaperFunding, PaperSettings, RiskSettings, Schedule
+from bot.engine.actions import CreateDca, Swap
+from bot.engine.brokers import DryRunBroker, LiveBroker
+from bot.engine.engine import Engine
+from bot.engine.executor import Executor
+from bot.engine.risk import RiskChecker
+from bot.engine.scheduling import Driver, Job, make_trigger
+from bot.engine.strategy import Action, Context, Strategy, StrategyParams
+from bot.engine.tracker import OrderTracker
+from bot.journal import Journal
+from bot.paper.core.modules import order_function
+from bot.paper.world import PaperWorld, build_world
+from tests.support.paper_signing import address_of, fixed_key
+
+KEY = fixed_key("engine-tests")
+WALLET = address_of(KEY)
+
+
+class Params(StrategyParams):
+    amount: Decimal = Decimal(10)
+
+
+class DcaEveryDay(Strategy):
+    """Keeps one 24-slice hourly DCA running, renewing it when it ends."""
+
+    name = "test_dca"
+    Params = Params
+
+    async def on_tick(self, ctx: Context) -> list[Action]:
+        if ctx.live_orders("dca"):
+            return []
+        generation = int(ctx.state.get("generation", 0)) + (1 if ctx.orders else 0)
+        ctx.save("generation", generation)
+        assert isinstance(self.params, Params)
+        return [
+            CreateDca(
+                key=f"{self.instance}:{generation}",
+                sell="USDC",
+                buy="APT",
+                amount=self.params.amount,
+                orders=24,
+                interval_value=1,
+                interval_period="hour",
+            )
+        ]
+
+
+class Raises(Strategy):
+    name = "raises"
+
+    async def on_tick(self, ctx: Context) -> list[Action]:
+        raise RuntimeError("boom")
+
+
+class Sleeps(Strategy):
+    name = "sleeps"
+
+    async def on_tick(self, ctx: Context) -> list[Action]:
+        await asyncio.sleep(5)
+        return []
+
+
+class ReturnsJunk(Strategy):
+    name = "junk"
+
+    async def on_tick(self, ctx: Context) -> list[Action]:
+        return "not a list"  # type: ignore[return-value]
+
+
+class SwapsBig(Strategy):
+    name = "swaps_big"
+
+    async def on_tick(self, ctx: Context) -> list[Action]:
+        return [
+            Swap(key=f"big:{ctx.now.isoformat()}", sell="USDC", buy="APT", sell_amount=Decimal(600))
+        ]
+
+
+@dataclass
+class Rig:
+    world: PaperWorld
+    journal: Journal
+    client: PanoraClient
+    node: NodeClient
+    executor: Executor
+    signer: Signer
+
+    def engine(
+        self, strategies: list[Strategy], *, dry_run: bool = False, risk: RiskSettings | None = None
+    ) -> Engine:
+        broker = (
+            DryRunBroker(self.client, self.world.market.tokens.book, WALLET, self.signer)
+            if dry_run
+            else LiveBroker(self.executor)
+        )
+        checker = RiskChecker(risk or RiskSettings(), self.journal, self.world.market.tokens.book)
+        tracker = OrderTracker(self.client, self.journal, self.world.market.clock, WALLET)
+        return Engine(
+            client=self.client,
+            journal=self.journal,
+            clock=self.world.market.clock,
+            wallet=WALLET,
+            tokens=self.world.market.tokens.book,
+            broker=broker,
+            risk=checker,
+            strategies=strategies,
+            node=self.node,
+            tracker=tracker,
+            timeout_seconds=0.5,
+        )
+
+
+async def no_wait(seconds: float) -> None:
+    return None
+
+
+@pytest.fixture
+async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
+    world = build_world(
+        PaperSettings(
+            clock="stepped",
+            api_keys=["k"],
+            rate_limit_per_second=1e6,
+            rate_limit_burst=10**6,
+            funding=[
+                PaperFunding(wallet=WALLET, token="USDC", amount=Decimal(10_000)),
+                PaperFunding(wallet=WALLET, token="APT", amount=Decimal(100)),
+            ],
+        )
+    )
+    transport = httpx.ASGITransport(app=world.app)
+    journal = Journal.open(f"sqlite:///{tmp_path / 'bot.db'}")
+    client = PanoraClient(
+        base_url="http://paper",
+        api_key=SecretStr("k"),
+        transport=transport,
+        rate_limit_per_second=1e6,
+        rate_limit_burst=10**6,
+        sleep=no_wait,
+    )
+    node = NodeClient("http://paper/v1", expected_chain_id=4, transport=transport, sleep=no_wait)
+    allowed = {
+        ROUTER_FUNCTION,
+        *(
+            FunctionId.parse(order_function(k, f))
+            for k in ("dca", "limit")
+            for f in ("deposit", "withdraw")
+        ),
+    }
+    signer = Signer(
+        node,
+        KEY,
+        SignerPolicy(
+            chain_id=4, allowed_functions=frozenset(allowed), max_slippage_percent=Decimal(5)
+        ),
+        InMemoryRecorder(),
+        sleep=no_wait,
+        settings=SignerSettings(poll_interval_seconds=0, first_poll_delay_seconds=0),
+    )
+    executor = Executor(
+        journal=journal,
+        client=client,
+        clock=world.market.clock,
+        wallet=WALLET,
+        tokens=world.market.tokens.book,
+        signer=signer,
+    )
+    yield Rig(world, journal, client, node, executor, signer)
+    await client.aclose()
+    await node.aclose()
+    journal.close()
+
+
+async def test_a_failing_strategy_does_not_stop_the_others(rig: Rig) -> None:
+    engine = rig.engine(
+        [
+            Raises("r", StrategyParams()),
+            Sleeps("s", StrategyParams()),
+            ReturnsJunk("j", StrategyParams()),
+            DcaEveryDay("dca", Params()),
+        ]
+    )
+    reports = {r.strategy: r for r in await engine.tick_all()}
+    assert not reports["r"].ok and "boom" in (reports["r"].error or "")
+    assert not reports["s"].ok and reports["s"].error == "timed out"
+    assert not reports["j"].ok and "list of actions" in (reports["j"].error or "")
+    assert reports["dca"].ok and reports["dca"].outcomes[0][1].state == "confirmed"
+    assert engine.stats["r"].errors == engine.stats["s"].errors == engine.stats["j"].errors == 1
+
+
+async def test_a_repeated_tick_never_doubles_an_order(rig: Rig) -> None:
+    engine = rig.engine([DcaEveryDay("dca", Params())])
+    await engine.tick_all()
+    await engine.tick_all()
+    assert len(rig.world.market.dca.orders_of(WALLET)) == 1
+
+
+async def test_a_risk_cap_stops_an_action_and_says_why(rig: Rig) -> None:
+    risk = RiskSettings(daily_spend_caps={"USDC": Decimal(500)})
+    engine = rig.engine([SwapsBig("big", StrategyParams())], risk=risk)
+    [report] = await engine.tick_all()
+    [(_action, reason)] = report.refusals
+    assert "daily spend cap" in reason and "500" in reason
+    assert rig.journal.intents() == []  # refused before any intent was written
+    assert rig.world.chain.submitted == 0
+
+
+async def test_a_dry_run_sends_nothing_that_spends(rig: Rig) -> None:
+    engine = rig.engine(
+        [DcaEveryDay("dca", Params()), SwapsBig("big", StrategyParams())], dry_run=True
+    )
+    reports = await engine.tick_all()
+    lines = [line for r in reports for _, o in r.outcomes for line in o.lines]
+    assert any("[dry run] dca: create DCA" in line for line in lines)
+    assert any("txData:" in line and "router_entry" in line for line in lines)  # fetched, shown
+    log = rig.world.provider_api.request_log
+    assert not [r for r in log if "createOrder" in r.path or "cancelOrder" in r.path]
+    assert rig.world.chain.submitted == 0
+    assert rig.journal.intents() == []
+
+
+async def test_a_stepped_run_of_days_matches_the_paper_world(rig: Rig) -> None:
+    engine = rig.engine([DcaEveryDay("dca", Params())])
+    clock = rig.world.market.clock
+    assert isinstance(clock, SteppedClock)
+    start = clock.now()
+    jobs = [
+        Job(
+            "dca", make_trigger(Schedule(interval_seconds=3600), start), lambda: engine.tick("dca")
+        ),
+        Job("tracker", make_trigger(Schedule(interval_seconds=600), start), engine.poll_orders),
+    ]
+    driver = Driver(clock, jobs)
+    await driver.run_until(start + timedelta(days=3))
+    journal_orders = {o.order_id: o.status for o in rig.journal.orders(kind="dca")}
+    paper_orders = {o.order_id: o.status for o in rig.world.market.dca.orders_of(WALLET)}
+    assert journal_orders == paper_orders
+    assert len(paper_orders) >= 3  # renewed after each 24-hour DCA
+    assert sorted(paper_orders.values()).count("filled") >= 2
+    assert all(i.state == "confirmed" for i in rig.journal.intents())
+    rig.world.market.ledger.check_conservation()
