@@ -54,14 +54,9 @@ def main(argv: list[str]) -> int:
     if command == "bot":
         return _run([python, "-m", "bot", *rest])
     if command == "demo":
-        # Until the daemon lands (issue #8): the embedded paper world answering real verbs.
-        bot = [python, "-m", "bot", "--config", "config.example.toml"]
-        for verb in (["config", "check"], ["prices", "APT", "USDC", "THL"],
-                     ["quote", "APT", "USDC", "--sell", "10"]):
-            code = _run([*bot, *verb])
-            if code:
-                return code
-        return 0
+        # The main job on the embedded paper world: `bot run --paper` with no config file
+        # (two strategies on an accelerated clock, state kept in ./data). Ctrl-C stops it.
+        return _run([python, "-m", "bot", "run", "--paper", *rest])
     # test: static checks first (fast, and they name the file and line), then the suite.
     for check in (
         [python, "-m", "ruff", "check", "bot", "strategies", "tests", "bench", "dev.py"],

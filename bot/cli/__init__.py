@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from bot import __version__
-from bot.cli import config_cmd, journal_cmd, keys_cmd, market, orders_cmd, paper_cmd
+from bot.cli import config_cmd, journal_cmd, keys_cmd, market, orders_cmd, paper_cmd, run_cmd
 from bot.cli.common import state
 
 __all__ = ["app", "main"]
@@ -28,6 +28,9 @@ app.add_typer(keys_cmd.app, name="keys")
 app.add_typer(orders_cmd.app, name="orders")
 app.command("cancel")(orders_cmd.cancel)
 app.command("reconcile")(orders_cmd.reconcile)
+app.command("run")(run_cmd.run)
+app.command("once")(run_cmd.once)
+app.add_typer(run_cmd.strategies_app, name="strategies")
 app.command("prices")(market.prices)
 app.command("quote")(market.quote)
 

@@ -120,6 +120,9 @@ class Engine:
         for name in names:
             try:
                 token = self.tokens.find(name)
+            except TokenLookupError:
+                continue  # not a token name ("1 hour", a free-form label)
+            try:
                 units = await self.node.balance(Address.parse(self.wallet), token.address)
             except Exception as exc:  # a balance is informative, never fatal
                 self._log.debug("balance.unavailable", token=name, error=str(exc))
@@ -162,7 +165,8 @@ class Engine:
         """The frozen snapshot `strategy` sees now."""
         name = strategy.instance
         state = {k: self.journal.get_state(name, k) for k in self.journal.state_keys(name)}
-        referenced = {v for v in strategy.params.model_dump().values() if isinstance(v, str)}
+        referenced = _strings(strategy.params.model_dump())
+        intents = {i.idempotency_key: i.state for i in self.journal.intents(strategy=name)}
         return Context(
             strategy=name,
             now=self.clock.now(),
@@ -172,6 +176,7 @@ class Engine:
             state=state,
             log=get_logger("strategy", strategy=name),
             quote=self._quote,
+            intents=intents,
         )
 
     # --- ticks ------------------------------------------------------------------------
@@ -251,6 +256,8 @@ class Engine:
             self._failed(strategy.instance, exc)
             return
         await self._act(strategy.instance, actions, TickReport(strategy.instance, ok=True))
+        for key, value in ctx.saved.items():
+            self.journal.set_state(strategy.instance, key, value, at=self.clock.now())
 
     async def start(self) -> None:
         """Call every strategy's `on_start` (a failure is isolated)."""
@@ -268,6 +275,17 @@ class Engine:
             await asyncio.wait_for(getattr(strategy, hook)(ctx), self.timeout)
         except Exception as exc:
             self._failed(strategy.instance, exc)
+
+
+def _strings(value: Any) -> set[str]:
+    """Every string in a parameter tree (values and mapping keys): candidate token names."""
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return {s for k, v in value.items() for s in (_strings(k) | _strings(v))}
+    if isinstance(value, list | tuple | set):
+        return {s for v in value for s in _strings(v)}
+    return set()
 
 
 def _check_actions(actions: Any) -> None:

@@ -21,7 +21,19 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from bot.engine.actions import Action, CancelDca, CancelLimit, CreateDca, CreateLimit, Swap
-from bot.engine.events import OrderEvent
+from bot.engine.events import (
+    FillsRecorded,
+    OrderCancelled,
+    OrderCreated,
+    OrderDisappeared,
+    OrderEvent,
+    OrderExpired,
+    OrderFilled,
+    OrderPartiallyFilled,
+    OrderReappeared,
+    OrderRefunded,
+    UnknownStatus,
+)
 
 __all__ = [
     "API_VERSION",
@@ -31,12 +43,23 @@ __all__ = [
     "Context",
     "CreateDca",
     "CreateLimit",
+    "FillsRecorded",
+    "OrderCancelled",
+    "OrderCreated",
+    "OrderDisappeared",
+    "OrderEvent",
+    "OrderExpired",
+    "OrderFilled",
     "OrderInfo",
+    "OrderPartiallyFilled",
+    "OrderReappeared",
+    "OrderRefunded",
     "PriceInfo",
     "QuoteFn",
     "Strategy",
     "StrategyParams",
     "Swap",
+    "UnknownStatus",
 ]
 
 API_VERSION = 1
@@ -104,6 +127,9 @@ class Context:
     log: Any
     quote: QuoteFn | None = None
     """`await ctx.quote(sell, buy, amount)`: what selling `amount` would buy now (or None)."""
+    intents: Mapping[str, str] = field(default_factory=dict)
+    """This strategy's idempotency keys → intent state (planned, sent, confirmed, failed,
+    unknown): a key whose intent failed will never run again, so choose a new one."""
     saved: dict[str, Any] = field(default_factory=dict)
 
     def price(self, name: str) -> PriceInfo | None:

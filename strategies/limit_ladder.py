@@ -1,0 +1,176 @@
+"""Limit ladder: N limit buys spaced below the market, re-placed when the market drifts.
+
+The ladder is anchored at the market price of `buy_token` in `sell_token` (from the tick's
+USD prices: usd(buy) / usd(sell)). Rung k (1…N) sells `amount_per_rung` of `sell_token`
+at a price k × `spacing_percent` below the anchor, i.e. at a rate (buy per sell) of
+1 / (anchor × (1 − k × spacing / 100)). While the market stays within `redrift_percent` of
+the anchor (and the ladder has not expired) nothing happens; past it, the live rungs are
+cancelled and a new ladder is placed around the new price, under a new generation.
+
+Keys: rung `<instance>:ladder:<generation>:<k>`, cancel `<instance>:cancel:<order id>`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal, localcontext
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from bot.engine.strategy import (
+    Action,
+    CancelLimit,
+    Context,
+    CreateLimit,
+    Strategy,
+    StrategyParams,
+)
+from strategies.recurring_dca import parse_period, period_length
+
+__all__ = ["LimitLadder", "LimitLadderParams", "rung_rate"]
+
+
+class LimitLadderParams(StrategyParams):
+    """Parameters of `limit_ladder`.
+
+    Attributes:
+        sell_token: what the rungs pay with (symbol or address), e.g. `USDC`.
+        buy_token: what they buy, e.g. `APT`.
+        rungs: how many limit orders (1–50).
+        spacing_percent: the gap between rungs, percent of the anchor price (rungs ×
+            spacing must stay below 100).
+        amount_per_rung: how much of `sell_token` each rung sells (> 0).
+        redrift_percent: re-place the ladder once the market moved more than this from
+            the anchor (> 0).
+        expiry: optional lifetime of each rung, e.g. `"1 day"`; the ladder is re-placed
+            when it is over.
+        slippage: optional slippage percent (0–100) or `"auto"`.
+    """
+
+    sell_token: str = Field(min_length=1)
+    buy_token: str = Field(min_length=1)
+    rungs: int = Field(ge=1, le=50)
+    spacing_percent: Decimal = Field(gt=0)
+    amount_per_rung: Decimal = Field(gt=0)
+    redrift_percent: Decimal = Field(gt=0)
+    expiry: str | None = None
+    slippage: Decimal | Literal["auto"] | None = None
+
+    @field_validator("expiry")
+    @classmethod
+    def _period(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        number, unit = parse_period(value)
+        return f"{number} {unit}"
+
+    @field_validator("slippage")
+    @classmethod
+    def _slippage(cls, value: Decimal | str | None) -> Decimal | str | None:
+        if isinstance(value, Decimal) and not Decimal(0) <= value <= Decimal(100):
+            raise ValueError("slippage must be between 0 and 100 (or 'auto')")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> LimitLadderParams:
+        if self.sell_token.lower() == self.buy_token.lower():
+            raise ValueError("sell_token and buy_token must differ")
+        if self.rungs * self.spacing_percent >= 100:
+            raise ValueError("rungs × spacing_percent must be below 100")
+        return self
+
+
+def rung_rate(anchor: Decimal, k: int, spacing_percent: Decimal) -> Decimal:
+    """The rate (buy per sell, 12 significant digits) of rung `k` below `anchor`.
+
+    `anchor` is the price of the bought token in the sold token (e.g. USDC per APT).
+    """
+    with localcontext() as decimal_ctx:
+        decimal_ctx.prec = 12
+        return Decimal(1) / (anchor * (1 - k * spacing_percent / 100))
+
+
+class LimitLadder(Strategy):
+    """N limit buys spaced below the market, re-placed when the market drifts, with expiry.
+
+    State: `anchor` (Decimal, the price the ladder was placed at), `generation` (int) and
+    `placed_at` (when).
+    """
+
+    name: ClassVar[str] = "limit_ladder"
+    Params: ClassVar[type[StrategyParams]] = LimitLadderParams
+
+    def __init__(self, instance: str, params: StrategyParams) -> None:
+        """A ladder named `instance` with validated `LimitLadderParams`."""
+        if not isinstance(params, LimitLadderParams):
+            raise TypeError("limit_ladder needs LimitLadderParams")
+        super().__init__(instance, params)
+        self.p = params
+
+    def market_price(self, ctx: Context) -> Decimal | None:
+        """The price of `buy_token` in `sell_token` now, or None without both USD prices."""
+        sell, buy = ctx.price(self.p.sell_token), ctx.price(self.p.buy_token)
+        if sell is None or buy is None or sell.usd is None or buy.usd is None:
+            return None
+        if sell.usd <= 0 or buy.usd <= 0:
+            return None
+        return buy.usd / sell.usd
+
+    async def on_tick(self, ctx: Context) -> list[Action]:
+        """Place the ladder; re-place it past the drift band or after expiry; else nothing."""
+        price = self.market_price(ctx)
+        if price is None:
+            ctx.log.warning("limit_ladder.no_price", sell=self.p.sell_token, buy=self.p.buy_token)
+            return []
+        anchor = _decimal(ctx.state.get("anchor"))
+        generation = int(ctx.state.get("generation") or 0)
+        if anchor is None or anchor <= 0:
+            return self._place(ctx, generation, price)
+        drift = abs(price - anchor) / anchor * 100
+        placed_at = ctx.state.get("placed_at")
+        expired = (
+            self.p.expiry is not None
+            and isinstance(placed_at, datetime)
+            and ctx.now >= placed_at + period_length(self.p.expiry)
+        )
+        if drift <= self.p.redrift_percent and not expired:
+            return []
+        ctx.log.info("limit_ladder.replace", anchor=str(anchor), price=str(price), expired=expired)
+        cancels: list[Action] = [
+            CancelLimit(key=f"{self.instance}:cancel:{o.order_id}", order_id=o.order_id)
+            for o in ctx.live_orders("limit")
+            if _same(ctx, o.sell, self.p.sell_token) and _same(ctx, o.buy, self.p.buy_token)
+        ]
+        return cancels + self._place(ctx, generation + 1, price)
+
+    def _place(self, ctx: Context, generation: int, anchor: Decimal) -> list[Action]:
+        ctx.save("anchor", anchor)
+        ctx.save("generation", generation)
+        ctx.save("placed_at", ctx.now)
+        expiry = parse_period(self.p.expiry) if self.p.expiry is not None else None
+        return [
+            CreateLimit(
+                key=f"{self.instance}:ladder:{generation}:{k}",
+                sell=self.p.sell_token,
+                buy=self.p.buy_token,
+                amount=self.p.amount_per_rung,
+                rate=rung_rate(anchor, k, self.p.spacing_percent),
+                expiry_value=expiry[0] if expiry else None,
+                expiry_period=expiry[1] if expiry else None,
+                slippage=self.p.slippage,
+            )
+            for k in range(1, self.p.rungs + 1)
+        ]
+
+
+def _decimal(value: Any) -> Decimal | None:
+    return Decimal(str(value)) if isinstance(value, Decimal | int | str) else None
+
+
+def _same(ctx: Context, a: str, b: str) -> bool:
+    """Whether two token names (keys or symbols) are the same token."""
+    info_a, info_b = ctx.price(a), ctx.price(b)
+    if info_a is not None and info_b is not None:
+        return info_a.token == info_b.token
+    return a.lower() == b.lower()
