@@ -132,7 +132,10 @@ class TakeProfit(Strategy):
         if moved is not None and moved <= self.p.reprice_band_percent:
             return []
         live = [
-            o for o in ctx.live_orders("limit") if _pair(ctx, o, self.p.token, self.p.quote_token)
+            o
+            for o in ctx.live_orders("limit")
+            if o.strategy in (None, self.instance)  # only its own sells, never another's
+            and _pair(ctx, o, self.p.token, self.p.quote_token)
         ]
         locked = sum((o.amount_total - (o.amount_spent or 0) for o in live), Decimal(0))
         balance = _balance(ctx, self.p.token)

@@ -130,8 +130,8 @@ class Engine:
             balances[token.address] = Decimal(units).scaleb(-token.decimals)
         return balances
 
-    def _orders(self, strategy: str) -> list[OrderInfo]:
-        rows = self.journal.orders(strategy=strategy)
+    def _orders(self, strategies: list[str]) -> list[OrderInfo]:
+        rows = [o for name in dict.fromkeys(strategies) for o in self.journal.orders(strategy=name)]
         return [
             OrderInfo(
                 o.kind,
@@ -144,6 +144,7 @@ class Engine:
                 o.to_amount_received,
                 o.rate,
                 o.created_at,
+                o.strategy,
             )
             for o in sorted(rows, key=lambda o: o.created_at, reverse=True)
         ]
@@ -172,7 +173,7 @@ class Engine:
             now=self.clock.now(),
             prices=await self._prices_now(),
             balances=await self._balances({"APT", *referenced}),
-            orders=self._orders(name),
+            orders=self._orders(strategy.order_sources()),
             state=state,
             log=get_logger("strategy", strategy=name),
             quote=self._quote,

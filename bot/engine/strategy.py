@@ -98,6 +98,7 @@ class OrderInfo:
     received: Decimal | None
     rate: Decimal | None
     created_at: datetime
+    strategy: str | None = None
 
     @property
     def live(self) -> bool:
@@ -182,6 +183,14 @@ class Strategy:
         Returns: actions to take at once (same rules as `on_tick`).
         """
         return []
+
+    def order_sources(self) -> list[str]:
+        """The strategy instances whose orders `ctx.orders` holds. Default: this one only.
+
+        Override to read other strategies' orders too (e.g. take profit on what a DCA
+        bought); `OrderInfo.strategy` tells whose each order is.
+        """
+        return [self.instance]
 
     async def on_start(self, ctx: Context) -> None:
         """Called once when the strategy is loaded (daemon start, reload). Default: nothing."""

@@ -107,3 +107,24 @@ async def test_waits_for_a_known_balance() -> None:
     assert await t.tick(orders=BUYS) == []
     assert t.log().events("warning") == ["take_profit.no_balance"]
     assert t.state == {}
+
+
+async def test_entry_from_another_strategy_counts_its_fills_but_never_touches_its_orders() -> None:
+    from dataclasses import replace
+
+    t = ticker(entry_from=["dca"])
+    assert t.strategy.order_sources() == ["tp", "dca"]  # the engine passes these orders
+    dca_fill = replace(
+        order("d1", status="filled", total="100", spent="100", received="10"), strategy="dca"
+    )
+    # Another strategy's live sell of the same pair: not ours to cancel.
+    foreign = replace(
+        order("x1", kind="limit", sell=APT, buy=USDC, total="3", rate="99"), strategy="other"
+    )
+    actions = await t.tick(orders=[dca_fill, foreign], balances={APT: "10"})
+    assert not [a for a in actions if isinstance(a, CancelLimit)]
+    # Entry 100 USDC / 10 APT = 10: targets at 11 and 12.5.
+    assert [a.rate for a in actions if isinstance(a, CreateLimit)] == [
+        Decimal("11"),
+        Decimal("12.5"),
+    ]
