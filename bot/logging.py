@@ -177,7 +177,7 @@ def configure_logging(
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(numeric)
-    for noisy in ("httpx", "httpcore"):
+    for noisy in ("httpx", "httpcore", "apscheduler"):  # apscheduler: 2 lines per job run
         logging.getLogger(noisy).setLevel(max(numeric, logging.WARNING))
     return redactor
 

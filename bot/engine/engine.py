@@ -28,7 +28,7 @@ from bot.engine.actions import Action, CancelDca, CancelLimit, CreateDca, Create
 from bot.engine.brokers import ActionOutcome, Broker, describe
 from bot.engine.events import OrderEvent
 from bot.engine.risk import RiskChecker
-from bot.engine.strategy import Context, OrderInfo, PriceInfo, Strategy
+from bot.engine.strategy import Context, FillInfo, OrderInfo, PriceInfo, Strategy
 from bot.engine.tracker import OrderTracker, PollReport
 from bot.journal import Journal
 from bot.logging import get_logger
@@ -145,6 +145,10 @@ class Engine:
                 o.rate,
                 o.created_at,
                 o.strategy,
+                tuple(
+                    FillInfo(f.tx_id, f.type, f.from_amount, f.to_amount, f.fee_amount, f.time)
+                    for f in self.journal.fills(o.kind, o.order_id)
+                ),
             )
             for o in sorted(rows, key=lambda o: o.created_at, reverse=True)
         ]

@@ -122,6 +122,10 @@ def start_realtime(jobs: list[Job], *, misfire_grace_seconds: int) -> Any:
 
     scheduler = AsyncIOScheduler(timezone=UTC)
     for job in jobs:
+        # An interval fires at its start, as under the Driver: by the time the scheduler
+        # asks, `start` is a moment past and the trigger alone would answer start + N.
+        start = job.trigger.start_date if isinstance(job.trigger, IntervalTrigger) else None
+        first = {} if start is None else {"next_run_time": start}
         scheduler.add_job(
             job.run,
             job.trigger,
@@ -130,6 +134,7 @@ def start_realtime(jobs: list[Job], *, misfire_grace_seconds: int) -> Any:
             coalesce=True,
             max_instances=1,
             misfire_grace_time=misfire_grace_seconds,
+            **first,
         )
     scheduler.start()
     return scheduler

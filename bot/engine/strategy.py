@@ -43,6 +43,7 @@ __all__ = [
     "Context",
     "CreateDca",
     "CreateLimit",
+    "FillInfo",
     "FillsRecorded",
     "OrderCancelled",
     "OrderCreated",
@@ -85,6 +86,18 @@ class PriceInfo:
 
 
 @dataclass(frozen=True)
+class FillInfo:
+    """One recorded execution record (`txDetails`) of an order, in human units."""
+
+    tx_id: str
+    type: str
+    from_amount: Decimal | None
+    to_amount: Decimal | None
+    fee_amount: Decimal | None
+    time: datetime | None
+
+
+@dataclass(frozen=True)
 class OrderInfo:
     """One of the strategy's own orders, as the journal knows it."""
 
@@ -99,6 +112,8 @@ class OrderInfo:
     rate: Decimal | None
     created_at: datetime
     strategy: str | None = None
+    fills: tuple[FillInfo, ...] = ()
+    """The order's execution records (slices, partial fills, refunds), oldest first."""
 
     @property
     def live(self) -> bool:

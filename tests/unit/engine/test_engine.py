@@ -260,3 +260,18 @@ async def test_a_stepped_run_of_days_matches_the_paper_world(rig: Rig) -> None:
     assert sorted(paper_orders.values()).count("filled") >= 2
     assert all(i.state == "confirmed" for i in rig.journal.intents())
     rig.world.market.ledger.check_conservation()
+
+
+async def test_the_context_carries_the_strategys_orders_and_fills(rig: Rig) -> None:
+    engine = rig.engine([DcaEveryDay("dca", Params())])
+    await engine.tick("dca")
+    clock = rig.world.market.clock
+    assert isinstance(clock, SteppedClock)
+    clock.advance(timedelta(hours=3))
+    await engine.poll_orders()
+    ctx = await engine.context(engine.strategies["dca"])
+    [order] = ctx.orders
+    slices = [f for f in order.fills if f.type == "filled"]
+    assert len(slices) == 4  # the first at creation, then hourly
+    assert all(f.from_amount is not None and f.from_amount > 0 for f in slices)
+    assert ctx.intents == {"dca:0": "confirmed"}
