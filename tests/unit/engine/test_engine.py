@@ -9,17 +9,12 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
 import pytest
-from pydantic import SecretStr
 
 from bot.api import PanoraClient
-from bot.aptos.address import FunctionId
-from bot.chain import InMemoryRecorder, NodeClient, Signer, SignerPolicy
-from bot.chain.policy import ROUTER_FUNCTION
-from bot.chain.settings import SignerSettings
+from bot.chain import NodeClient, Signer
 from bot.clock import SteppedClock
-from bot.config import PaperFunding, PaperSettings, RiskSettings, Schedule
+from bot.config import RiskSettings, Schedule
 from bot.engine.actions import CreateDca, Swap
 from bot.engine.brokers import DryRunBroker, LiveBroker
 from bot.engine.engine import Engine
@@ -29,8 +24,8 @@ from bot.engine.scheduling import Driver, Job, make_trigger
 from bot.engine.strategy import Action, Context, Strategy, StrategyParams
 from bot.engine.tracker import OrderTracker
 from bot.journal import Journal
-from bot.paper.core.modules import order_function
-from bot.paper.world import PaperWorld, build_world
+from bot.paper.world import PaperWorld
+from tests.support.paper_rig import paper_rig
 from tests.support.paper_signing import address_of, fixed_key
 
 KEY = fixed_key("engine-tests")
@@ -131,65 +126,10 @@ class Rig:
         )
 
 
-async def no_wait(seconds: float) -> None:
-    return None
-
-
 @pytest.fixture
 async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
-    world = build_world(
-        PaperSettings(
-            clock="stepped",
-            api_keys=["k"],
-            rate_limit_per_second=1e6,
-            rate_limit_burst=10**6,
-            funding=[
-                PaperFunding(wallet=WALLET, token="USDC", amount=Decimal(10_000)),
-                PaperFunding(wallet=WALLET, token="APT", amount=Decimal(100)),
-            ],
-        )
-    )
-    transport = httpx.ASGITransport(app=world.app)
-    journal = Journal.open(f"sqlite:///{tmp_path / 'bot.db'}")
-    client = PanoraClient(
-        base_url="http://paper",
-        api_key=SecretStr("k"),
-        transport=transport,
-        rate_limit_per_second=1e6,
-        rate_limit_burst=10**6,
-        sleep=no_wait,
-    )
-    node = NodeClient("http://paper/v1", expected_chain_id=4, transport=transport, sleep=no_wait)
-    allowed = {
-        ROUTER_FUNCTION,
-        *(
-            FunctionId.parse(order_function(k, f))
-            for k in ("dca", "limit")
-            for f in ("deposit", "withdraw")
-        ),
-    }
-    signer = Signer(
-        node,
-        KEY,
-        SignerPolicy(
-            chain_id=4, allowed_functions=frozenset(allowed), max_slippage_percent=Decimal(5)
-        ),
-        InMemoryRecorder(),
-        sleep=no_wait,
-        settings=SignerSettings(poll_interval_seconds=0, first_poll_delay_seconds=0),
-    )
-    executor = Executor(
-        journal=journal,
-        client=client,
-        clock=world.market.clock,
-        wallet=WALLET,
-        tokens=world.market.tokens.book,
-        signer=signer,
-    )
-    yield Rig(world, journal, client, node, executor, signer)
-    await client.aclose()
-    await node.aclose()
-    journal.close()
+    async with paper_rig(tmp_path, KEY) as r:
+        yield Rig(r.world, r.journal, r.client, r.node, r.executor, r.signer)
 
 
 async def test_a_failing_strategy_does_not_stop_the_others(rig: Rig) -> None:

@@ -9,23 +9,18 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from pydantic import SecretStr
 
 from bot.api import PanoraClient
-from bot.aptos.address import FunctionId
-from bot.chain import NodeClient, Signer, SignerPolicy
-from bot.chain.policy import ROUTER_FUNCTION
-from bot.chain.settings import SignerSettings
+from bot.chain import NodeClient
 from bot.clock import SteppedClock
-from bot.config import PaperFaultSettings, PaperFunding, PaperSettings
+from bot.config import PaperFaultSettings
 from bot.engine.actions import CancelLimit, CreateDca, CreateLimit, Swap
 from bot.engine.executor import Executor
 from bot.engine.reconcile import Reconciler
 from bot.journal import Journal
-from bot.paper.core.modules import order_function
-from bot.paper.world import PaperWorld, build_world
+from bot.paper.world import PaperWorld
+from tests.support.paper_rig import paper_rig
 from tests.support.paper_signing import address_of, fixed_key
 
 KEY = fixed_key("executor-tests")
@@ -46,72 +41,10 @@ class Rig:
         return engine.orders_of(WALLET)
 
 
-async def no_wait(seconds: float) -> None:
-    return None
-
-
 def make_rig(tmp_path: Path, **paper: Any) -> Callable[[], Any]:
     async def factory() -> AsyncIterator[Rig]:
-        world = build_world(
-            PaperSettings(
-                clock="stepped",
-                api_keys=["k"],
-                rate_limit_per_second=1e6,
-                rate_limit_burst=10**6,
-                funding=[
-                    PaperFunding(wallet=WALLET, token="USDC", amount=Decimal(10_000)),
-                    PaperFunding(wallet=WALLET, token="APT", amount=Decimal(100)),
-                ],
-                **paper,
-            )
-        )
-        transport = httpx.ASGITransport(app=world.app)
-        journal = Journal.open(f"sqlite:///{tmp_path / 'bot.db'}")
-        client = PanoraClient(
-            base_url="http://paper",
-            api_key=SecretStr("k"),
-            transport=transport,
-            rate_limit_per_second=1e6,
-            rate_limit_burst=10**6,
-            sleep=no_wait,
-            max_attempts=1,
-        )
-        node = NodeClient(
-            "http://paper/v1", expected_chain_id=4, transport=transport, sleep=no_wait
-        )
-        allowed = {
-            ROUTER_FUNCTION,
-            *(
-                FunctionId.parse(order_function(k, f))
-                for k in ("dca", "limit")
-                for f in ("deposit", "withdraw")
-            ),
-        }
-        policy = SignerPolicy(
-            chain_id=4, allowed_functions=frozenset(allowed), max_slippage_percent=Decimal(5)
-        )
-        from bot.chain import InMemoryRecorder
-
-        signer = Signer(
-            node,
-            KEY,
-            policy,
-            InMemoryRecorder(),
-            sleep=no_wait,
-            settings=SignerSettings(poll_interval_seconds=0, first_poll_delay_seconds=0),
-        )
-        executor = Executor(
-            journal=journal,
-            client=client,
-            clock=world.market.clock,
-            wallet=WALLET,
-            tokens=world.market.tokens.book,
-            signer=signer,
-        )
-        yield Rig(world, journal, client, executor, node)
-        await client.aclose()
-        await node.aclose()
-        journal.close()
+        async with paper_rig(tmp_path, KEY, client_attempts=1, **paper) as r:
+            yield Rig(r.world, r.journal, r.client, r.executor, r.node)
 
     return factory
 

@@ -9,17 +9,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from pydantic import SecretStr
 
 from bot.api import PanoraClient
-from bot.aptos.address import FunctionId
-from bot.chain import InMemoryRecorder, NodeClient, Signer, SignerPolicy
-from bot.chain.policy import ROUTER_FUNCTION
-from bot.chain.settings import SignerSettings
+from bot.chain import NodeClient
 from bot.clock import SteppedClock
-from bot.config import PaperFunding, PaperSettings, RiskSettings, Schedule, StrategyEntry
+from bot.config import RiskSettings, Schedule, StrategyEntry
 from bot.engine.brokers import LiveBroker
 from bot.engine.engine import Engine
 from bot.engine.executor import Executor
@@ -29,16 +24,12 @@ from bot.engine.scheduling import Driver, Job, make_trigger
 from bot.engine.strategy import CreateLimit, Strategy, Swap
 from bot.engine.tracker import OrderTracker
 from bot.journal import Journal
-from bot.paper.core.modules import order_function
-from bot.paper.world import PaperWorld, build_world
+from bot.paper.world import PaperWorld
+from tests.support.paper_rig import paper_rig
 from tests.support.paper_signing import address_of, fixed_key
 
 KEY = fixed_key("strategy-paper-tests")
 WALLET = address_of(KEY)
-
-
-async def no_wait(seconds: float) -> None:
-    return None
 
 
 @dataclass
@@ -68,55 +59,9 @@ class Rig:
 
 @pytest.fixture
 async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
-    world = build_world(
-        PaperSettings(
-            clock="stepped",
-            api_keys=["k"],
-            rate_limit_per_second=1e6,
-            rate_limit_burst=10**6,
-            funding=[
-                PaperFunding(wallet=WALLET, token="USDC", amount=Decimal(2_000)),
-                PaperFunding(wallet=WALLET, token="APT", amount=Decimal(100)),
-            ],
-        )
-    )
-    transport = httpx.ASGITransport(app=world.app)
-    journal = Journal.open(f"sqlite:///{tmp_path / 'bot.db'}")
-    client = PanoraClient(
-        base_url="http://paper",
-        api_key=SecretStr("k"),
-        transport=transport,
-        rate_limit_per_second=1e6,
-        rate_limit_burst=10**6,
-        sleep=no_wait,
-    )
-    node = NodeClient("http://paper/v1", expected_chain_id=4, transport=transport, sleep=no_wait)
-    functions = [order_function(k, f) for k in ("dca", "limit") for f in ("deposit", "withdraw")]
-    policy = SignerPolicy(
-        chain_id=4,
-        allowed_functions=frozenset({ROUTER_FUNCTION, *map(FunctionId.parse, functions)}),
-        max_slippage_percent=Decimal(5),
-    )
-    signer = Signer(
-        node,
-        KEY,
-        policy,
-        InMemoryRecorder(),
-        sleep=no_wait,
-        settings=SignerSettings(poll_interval_seconds=0, first_poll_delay_seconds=0),
-    )
-    executor = Executor(
-        journal=journal,
-        client=client,
-        clock=world.market.clock,
-        wallet=WALLET,
-        tokens=world.market.tokens.book,
-        signer=signer,
-    )
-    yield Rig(world, journal, client, node, executor)
-    await client.aclose()
-    await node.aclose()
-    journal.close()
+    funds = {"USDC": Decimal(2_000), "APT": Decimal(100)}
+    async with paper_rig(tmp_path, KEY, funds=funds) as r:
+        yield Rig(r.world, r.journal, r.client, r.node, r.executor)
 
 
 def strategy(name: str, plugin: str, **params: Any) -> Strategy:
