@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from bot.engine.strategy import Action, Context, Strategy, StrategyParams, Swap
-from strategies.recurring_dca import parse_period, period_length
+from strategies.recurring_dca import Period, SlippageParam, period_length
 
 __all__ = ["DipBuyer", "DipBuyerParams"]
 
@@ -47,21 +47,8 @@ class DipBuyerParams(StrategyParams):
     drop_percent: Decimal = Field(gt=0, lt=100)
     use_change_24h: bool = True
     ma_ticks: int = Field(default=0, ge=0, le=10_000)
-    cooldown: str = "1 day"
-    slippage: Decimal | Literal["auto"] | None = None
-
-    @field_validator("cooldown")
-    @classmethod
-    def _period(cls, value: str) -> str:
-        number, unit = parse_period(value)
-        return f"{number} {unit}"
-
-    @field_validator("slippage")
-    @classmethod
-    def _slippage(cls, value: Decimal | str | None) -> Decimal | str | None:
-        if isinstance(value, Decimal) and not Decimal(0) <= value <= Decimal(100):
-            raise ValueError("slippage must be between 0 and 100 (or 'auto')")
-        return value
+    cooldown: Period = "1 day"
+    slippage: SlippageParam | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> DipBuyerParams:

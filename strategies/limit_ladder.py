@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal, localcontext
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from bot.engine.strategy import (
     Action,
@@ -26,7 +26,7 @@ from bot.engine.strategy import (
     Strategy,
     StrategyParams,
 )
-from strategies.recurring_dca import parse_period, period_length
+from strategies.recurring_dca import Period, SlippageParam, parse_period, period_length
 
 __all__ = ["LimitLadder", "LimitLadderParams", "rung_rate"]
 
@@ -54,23 +54,8 @@ class LimitLadderParams(StrategyParams):
     spacing_percent: Decimal = Field(gt=0)
     amount_per_rung: Decimal = Field(gt=0)
     redrift_percent: Decimal = Field(gt=0)
-    expiry: str | None = None
-    slippage: Decimal | Literal["auto"] | None = None
-
-    @field_validator("expiry")
-    @classmethod
-    def _period(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        number, unit = parse_period(value)
-        return f"{number} {unit}"
-
-    @field_validator("slippage")
-    @classmethod
-    def _slippage(cls, value: Decimal | str | None) -> Decimal | str | None:
-        if isinstance(value, Decimal) and not Decimal(0) <= value <= Decimal(100):
-            raise ValueError("slippage must be between 0 and 100 (or 'auto')")
-        return value
+    expiry: Period | None = None
+    slippage: SlippageParam | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> LimitLadderParams:

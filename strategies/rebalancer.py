@@ -13,12 +13,12 @@ twice.
 from __future__ import annotations
 
 from decimal import ROUND_DOWN, Decimal
-from typing import ClassVar, Literal
+from typing import ClassVar
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from bot.engine.strategy import Action, Context, Strategy, StrategyParams, Swap
-from strategies.recurring_dca import parse_period, period_length
+from strategies.recurring_dca import Period, SlippageParam, period_length
 
 __all__ = ["Rebalancer", "RebalancerParams"]
 
@@ -41,22 +41,9 @@ class RebalancerParams(StrategyParams):
     band_percent: Decimal = Field(gt=0, lt=100)
     quote_token: str = Field(default="USDC", min_length=1)
     min_trade: Decimal = Field(default=Decimal(10), ge=0)
-    cooldown: str = "1 hour"
+    cooldown: Period = "1 hour"
     amount_places: int = Field(default=6, ge=0, le=18)
-    slippage: Decimal | Literal["auto"] | None = None
-
-    @field_validator("cooldown")
-    @classmethod
-    def _period(cls, value: str) -> str:
-        number, unit = parse_period(value)
-        return f"{number} {unit}"
-
-    @field_validator("slippage")
-    @classmethod
-    def _slippage(cls, value: Decimal | str | None) -> Decimal | str | None:
-        if isinstance(value, Decimal) and not Decimal(0) <= value <= Decimal(100):
-            raise ValueError("slippage must be between 0 and 100 (or 'auto')")
-        return value
+    slippage: SlippageParam | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> RebalancerParams:

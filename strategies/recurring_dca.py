@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from bot.engine.strategy import (
     Action,
@@ -27,7 +27,14 @@ from bot.engine.strategy import (
 if TYPE_CHECKING:
     from bot.engine.events import OrderEvent
 
-__all__ = ["RecurringDca", "RecurringDcaParams", "parse_period", "period_length"]
+__all__ = [
+    "Period",
+    "RecurringDca",
+    "RecurringDcaParams",
+    "SlippageParam",
+    "parse_period",
+    "period_length",
+]
 
 _SECONDS: Final = {"minute": 60, "hour": 3600, "day": 86400, "week": 604800, "month": 2592000}
 _PERIOD_RE: Final = re.compile(r"^\s*(\d+)\s*(minute|hour|day|week|month)s?\s*$", re.IGNORECASE)
@@ -53,6 +60,23 @@ def period_length(text: str) -> timedelta:
     return timedelta(seconds=number * _SECONDS[unit])
 
 
+def _normal_period(text: str) -> str:
+    number, unit = parse_period(text)
+    return f"{number} {unit}"
+
+
+def _check_slippage(value: Decimal | str) -> Decimal | str:
+    if isinstance(value, Decimal) and not Decimal(0) <= value <= Decimal(100):
+        raise ValueError("slippage must be between 0 and 100 (or 'auto')")
+    return value
+
+
+Period = Annotated[str, AfterValidator(_normal_period)]
+"""A period parameter such as `"6 hour"`, validated and written `"<n> <unit>"`."""
+SlippageParam = Annotated[Decimal | Literal["auto"], AfterValidator(_check_slippage)]
+"""A slippage parameter: a percent from 0 to 100, or `"auto"`."""
+
+
 class RecurringDcaParams(StrategyParams):
     """Parameters of `recurring_dca`.
 
@@ -71,16 +95,10 @@ class RecurringDcaParams(StrategyParams):
     to_token: str = Field(min_length=1)
     amount_per_order: Decimal = Field(gt=0)
     orders: int = Field(ge=1)
-    interval: str
+    interval: Period
     min_rate: Decimal | None = Field(default=None, gt=0)
     max_rate: Decimal | None = Field(default=None, gt=0)
     slippage: Decimal | None = Field(default=None, ge=0, le=100)
-
-    @field_validator("interval")
-    @classmethod
-    def _period(cls, value: str) -> str:
-        number, unit = parse_period(value)
-        return f"{number} {unit}"
 
     @model_validator(mode="after")
     def _consistent(self) -> RecurringDcaParams:

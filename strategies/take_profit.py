@@ -13,9 +13,9 @@ When the entry moves by more than `reprice_band_percent`, the live sells are can
 from __future__ import annotations
 
 from decimal import ROUND_DOWN, Decimal, localcontext
-from typing import ClassVar, Literal
+from typing import ClassVar
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from bot.engine.strategy import (
     Action,
@@ -26,7 +26,7 @@ from bot.engine.strategy import (
     Strategy,
     StrategyParams,
 )
-from strategies.recurring_dca import parse_period
+from strategies.recurring_dca import Period, SlippageParam, parse_period
 
 __all__ = ["TakeProfit", "TakeProfitParams", "Target"]
 
@@ -61,24 +61,9 @@ class TakeProfitParams(StrategyParams):
     entry_price: Decimal | None = Field(default=None, gt=0)
     entry_from: list[str] = Field(default_factory=list)
     reprice_band_percent: Decimal = Field(default=Decimal(1), gt=0)
-    expiry: str | None = None
+    expiry: Period | None = None
     amount_places: int = Field(default=6, ge=0, le=18)
-    slippage: Decimal | Literal["auto"] | None = None
-
-    @field_validator("expiry")
-    @classmethod
-    def _period(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        number, unit = parse_period(value)
-        return f"{number} {unit}"
-
-    @field_validator("slippage")
-    @classmethod
-    def _slippage(cls, value: Decimal | str | None) -> Decimal | str | None:
-        if isinstance(value, Decimal) and not Decimal(0) <= value <= Decimal(100):
-            raise ValueError("slippage must be between 0 and 100 (or 'auto')")
-        return value
+    slippage: SlippageParam | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> TakeProfitParams:
