@@ -89,80 +89,14 @@ from typing import Any, ClassVar  # noqa: E402
 import httpx  # noqa: E402
 import structlog  # noqa: E402
 
+from tests.support.five_strategies import five_strategies_toml  # noqa: E402
+
 TARGET_RSS_MB = 120
 TARGET_IDLE_PCT = 1.0
 TARGET_STARTUP_S = 2.0
 TARGET_TICK_MS = 20.0
 PAPER_KEY = "bench-daemon-key"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-STRATEGIES = """
-[[strategies]]
-name = "weekly-apt"
-plugin = "recurring_dca"
-schedule = { interval_seconds = 3600 }
-[strategies.params]
-from_token = "USDC"
-to_token = "APT"
-amount_per_order = "25"
-orders = 7
-interval = "1 day"
-min_rate = "0.08"
-max_rate = "0.25"
-slippage = "0.5"
-
-[[strategies]]
-name = "apt-ladder"
-plugin = "limit_ladder"
-schedule = { interval_seconds = 3600 }
-[strategies.params]
-sell_token = "USDC"
-buy_token = "APT"
-rungs = 5
-spacing_percent = "2"
-amount_per_rung = "40"
-redrift_percent = "5"
-expiry = "1 day"
-
-[[strategies]]
-name = "apt-dips"
-plugin = "dip_buyer"
-schedule = { interval_seconds = 3600 }
-[strategies.params]
-sell_token = "USDC"
-buy_token = "APT"
-amount = "100"
-drop_percent = "8"
-ma_ticks = 24
-cooldown = "12 hour"
-slippage = "1"
-
-[[strategies]]
-name = "apt-take-profit"
-plugin = "take_profit"
-schedule = { interval_seconds = 3600 }
-[strategies.params]
-token = "APT"
-quote_token = "USDC"
-entry_price = "ENTRY"
-targets = [
-  { percent_above = "20", fraction = "0.5" },
-  { percent_above = "50", fraction = "0.25" },
-]
-expiry = "30 day"
-
-[[strategies]]
-name = "apt-usdc-mix"
-plugin = "rebalancer"
-schedule = { interval_seconds = 3600 }
-[strategies.params]
-weights = { APT = "0.6", USDC = "0.4" }
-band_percent = "5"
-quote_token = "USDC"
-min_trade = "20"
-cooldown = "6 hour"
-slippage = "0.5"
-"""
 
 
 def _env() -> dict[str, str]:
@@ -279,7 +213,7 @@ def daemon(idle_seconds: float) -> DaemonFigures:
             entry = next(p["usdPrice"] for p in prices if p.get("symbol") == "APT")
             config.write_text(
                 body.replace("[paper]\n", f'[paper]\nurl = "{url}"\n')
-                + STRATEGIES.replace("ENTRY", str(entry))
+                + five_strategies_toml(entry=entry)
             )
             return _measure_bot(config, idle_seconds)
         finally:

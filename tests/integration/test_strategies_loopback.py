@@ -33,6 +33,7 @@ from bot.engine.reconcile import Reconciler
 from bot.engine.scheduling import Driver
 from bot.engine.strategy import Action, CancelLimit, Context, CreateLimit, Strategy, Swap
 from bot.journal import Journal
+from tests.support.five_strategies import five_strategies_toml
 from tests.support.paper_server import PAPER_KEY, paper_serve
 
 DAYS = 3
@@ -41,73 +42,6 @@ FINAL = {"filled", "cancelled", "expired", "refunded"}
 
 # The docs' examples (docs/strategies.md), scaled to the funds and to a three-day run:
 # DCA slices every 6 hours so that orders end and are renewed; every strategy hourly.
-STRATEGIES = """
-[[strategies]]
-name = "weekly-apt"
-plugin = "recurring_dca"
-schedule = { interval_seconds = 3600 }
-[strategies.params]
-from_token = "USDC"
-to_token = "APT"
-amount_per_order = "25"
-orders = 3
-interval = "6 hour"
-min_rate = "0.08"
-max_rate = "0.25"
-slippage = "0.5"
-
-[[strategies]]
-name = "apt-ladder"
-plugin = "limit_ladder"
-schedule = { interval_seconds = 3600 }
-[strategies.params]
-sell_token = "USDC"
-buy_token = "APT"
-rungs = 5
-spacing_percent = "2"
-amount_per_rung = "40"
-redrift_percent = "5"
-expiry = "1 day"
-
-[[strategies]]
-name = "apt-dips"
-plugin = "dip_buyer"
-schedule = { interval_seconds = 3600 }
-[strategies.params]
-sell_token = "USDC"
-buy_token = "APT"
-amount = "100"
-drop_percent = "8"
-ma_ticks = 24
-cooldown = "12 hour"
-slippage = "1"
-
-[[strategies]]
-name = "apt-take-profit"
-plugin = "take_profit"
-schedule = { interval_seconds = 3600 }
-[strategies.params]
-token = "APT"
-quote_token = "USDC"
-entry_price = "ENTRY"
-targets = [
-  { percent_above = "20", fraction = "0.5" },
-  { percent_above = "50", fraction = "0.25" },
-]
-expiry = "30 day"
-
-[[strategies]]
-name = "apt-usdc-mix"
-plugin = "rebalancer"
-schedule = { cron = "0 * * * *" }
-[strategies.params]
-weights = { APT = "0.6", USDC = "0.4" }
-band_percent = "5"
-quote_token = "USDC"
-min_trade = "20"
-cooldown = "6 hour"
-slippage = "0.5"
-"""
 
 
 @dataclass
@@ -153,7 +87,12 @@ def served(tmp_path: Path) -> Iterator[Served]:
         entry = Decimal(str(apt["usdPrice"]))
         config.write_text(
             body.replace("[paper]\n", f'[paper]\nurl = "{url}"\n')
-            + STRATEGIES.replace("ENTRY", str(entry))
+            + five_strategies_toml(
+                entry=entry,
+                dca_orders=3,
+                dca_interval="6 hour",
+                rebalancer_schedule='{ cron = "0 * * * *" }',
+            )
         )
         yield Served(config, url, wallet)
 
