@@ -131,27 +131,33 @@ class Engine:
         return balances
 
     def _orders(self, strategies: list[str]) -> list[OrderInfo]:
-        rows = [o for name in dict.fromkeys(strategies) for o in self.journal.orders(strategy=name)]
-        return [
-            OrderInfo(
-                o.kind,
-                o.order_id,
-                o.status,
-                o.from_token,
-                o.to_token,
-                o.amount_total,
-                o.amount_spent,
-                o.to_amount_received,
-                o.rate,
-                o.created_at,
-                o.strategy,
-                tuple(
-                    FillInfo(f.tx_id, f.type, f.from_amount, f.to_amount, f.fee_amount, f.time)
-                    for f in self.journal.fills(o.kind, o.order_id)
-                ),
-            )
-            for o in sorted(rows, key=lambda o: o.created_at, reverse=True)
-        ]
+        infos = []
+        for name in dict.fromkeys(strategies):
+            fills = self.journal.fills_by_order(name)  # one query, not one per order
+            for o in self.journal.orders(strategy=name):
+                records = fills.get((o.kind, o.order_id), [])
+                infos.append(
+                    OrderInfo(
+                        o.kind,
+                        o.order_id,
+                        o.status,
+                        o.from_token,
+                        o.to_token,
+                        o.amount_total,
+                        o.amount_spent,
+                        o.to_amount_received,
+                        o.rate,
+                        o.created_at,
+                        o.strategy,
+                        tuple(
+                            FillInfo(
+                                f.tx_id, f.type, f.from_amount, f.to_amount, f.fee_amount, f.time
+                            )
+                            for f in records
+                        ),
+                    )
+                )
+        return sorted(infos, key=lambda o: o.created_at, reverse=True)
 
     async def _quote(self, sell: str, buy: str, amount: Decimal) -> Decimal | None:
         try:

@@ -165,6 +165,23 @@ class OrdersMixin(JournalBase):
             )
             return [_fill_view(f) for f in session.exec(query)]
 
+    def fills_by_order(self, strategy: str) -> dict[tuple[str, str], list[FillView]]:
+        """The fills of all of a strategy's orders, in one query: (kind, id) → fills.
+
+        For the engine, which hands every tick a strategy's orders with their fills.
+        """
+        query = (
+            sm_select(Order.kind, Order.order_id, Fill)
+            .join(Fill, col(Fill.order_row_id) == col(Order.id))
+            .where(Order.strategy == strategy)
+            .order_by(col(Fill.id))
+        )
+        found: dict[tuple[str, str], list[FillView]] = {}
+        with self._reading() as session:
+            for kind, order_id, fill in session.exec(query):
+                found.setdefault((kind, order_id), []).append(_fill_view(fill))
+        return found
+
 
 def _canonical_snapshot(snap: OrderSnapshot) -> dict[str, Any]:
     if snap.kind not in ORDER_KINDS:

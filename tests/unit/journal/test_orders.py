@@ -235,3 +235,25 @@ def test_a_flip_flop_is_logged_as_a_chain_ending_at_the_current_status(
     ]
     stored = journal.order("limit", "L-1")
     assert stored is not None and stored.status == "filled"
+
+
+def test_fills_by_order_groups_a_strategys_fills_in_one_read(journal: Journal) -> None:
+    mine = replace(SNAP, strategy="s1")
+    other = replace(SNAP, order_id="L-2", strategy="s2")
+    third = replace(SNAP, order_id="L-3", strategy="s1")
+    for snap in (mine, other, third):
+        journal.upsert_order(snap, observed_at=T0, source="create")
+    for order_id, tx in (("L-1", "t1"), ("L-2", "t2"), ("L-1", "t3"), ("L-3", "t4")):
+        journal.add_fill(
+            "limit",
+            order_id,
+            FillRecord(tx_id=tx, type="filled", tx_number=1, from_amount=Decimal("1.5")),
+            at=T0,
+        )
+    found = journal.fills_by_order("s1")
+    assert {k: [f.tx_id for f in v] for k, v in found.items()} == {
+        ("limit", "L-1"): ["t1", "t3"],
+        ("limit", "L-3"): ["t4"],
+    }
+    assert found[("limit", "L-1")][0].from_amount == Decimal("1.5")
+    assert journal.fills_by_order("nobody") == {}
