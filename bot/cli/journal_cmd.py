@@ -12,8 +12,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.cli.common import EXIT_USAGE, fail, load_or_exit
 from bot.journal import Journal, JournalError
+from bot.journal.export import EXPORT_TABLES
 from bot.journal.migrate import MigrationError, head_revision, upgrade
-from bot.journal.store import EXPORT_TABLES
 
 app = typer.Typer(
     help="Migrate or export the journal (the bot's record of orders and money).",

@@ -6,18 +6,17 @@ runs in WAL mode with `synchronous=FULL` (`bot.journal.db`). See docs/journal.md
 """
 
 from bot.journal.codec import decode_json, encode_json, raw_hash
+from bot.journal.errors import JournalError
+from bot.journal.intents import INTENT_KINDS, INTENT_STATES
 from bot.journal.migrate import current_revision, head_revision, upgrade
-from bot.journal.store import (
-    INTENT_KINDS,
-    INTENT_STATES,
-    TX_STATES,
+from bot.journal.store import Journal
+from bot.journal.transactions import TX_STATES
+from bot.journal.views import (
     CommandView,
     FillRecord,
     FillView,
     IntentTransitionView,
     IntentView,
-    Journal,
-    JournalError,
     OrderChange,
     OrderObservation,
     OrderSnapshot,

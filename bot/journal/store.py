@@ -18,7 +18,7 @@ Callers get frozen dataclass views (`bot.journal.views`), never ORM objects.
 `Journal` is composed of one part per table group, each in its own module and each
 built on `JournalBase` (`bot.journal.base`): intents, orders (bulk application in
 `bot.journal.observe`), transactions, prices, strategy_state, commands and export.
-This module stays the public home of `Journal` and re-exports their names.
+This module holds `Journal`; the package (`bot.journal`) exports the public names.
 """
 
 from __future__ import annotations
@@ -27,62 +27,20 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.journal.commands import COMMAND_STATES as COMMAND_STATES
 from bot.journal.commands import CommandsMixin
 from bot.journal.db import make_engine, sqlite_file
 from bot.journal.errors import JournalError
-from bot.journal.export import EXPORT_TABLES, ExportMixin
+from bot.journal.export import ExportMixin
 from bot.journal.intents import (
-    INTENT_FINAL_STATES,
-    INTENT_KINDS,
-    INTENT_MOVES,
-    INTENT_STATES,
     IntentsMixin,
 )
 from bot.journal.migrate import engine_revision, head_revision, upgrade_engine
-from bot.journal.orders import ORDER_KINDS, OrdersMixin
+from bot.journal.orders import OrdersMixin
 from bot.journal.prices import PriceTicksMixin
 from bot.journal.strategy_state import StrategyStateMixin
-from bot.journal.transactions import TX_FINAL_STATES, TX_STATES, TransactionsMixin
-from bot.journal.views import (
-    CommandView,
-    FillRecord,
-    FillView,
-    IntentTransitionView,
-    IntentView,
-    OrderChange,
-    OrderObservation,
-    OrderSnapshot,
-    OrderTransitionView,
-    OrderView,
-    PriceTickRow,
-    TransactionView,
-)
+from bot.journal.transactions import TransactionsMixin
 
-__all__ = [
-    "EXPORT_TABLES",
-    "INTENT_FINAL_STATES",
-    "INTENT_KINDS",
-    "INTENT_MOVES",
-    "INTENT_STATES",
-    "ORDER_KINDS",
-    "TX_FINAL_STATES",
-    "TX_STATES",
-    "CommandView",
-    "FillRecord",
-    "FillView",
-    "IntentTransitionView",
-    "IntentView",
-    "Journal",
-    "JournalError",
-    "OrderChange",
-    "OrderObservation",
-    "OrderSnapshot",
-    "OrderTransitionView",
-    "OrderView",
-    "PriceTickRow",
-    "TransactionView",
-]
+__all__ = ["Journal"]
 
 
 class Journal(
