@@ -20,7 +20,7 @@ the grace period it stays `unknown` (a pending deposit, a slow provider).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from decimal import Decimal
 from typing import Final, Literal
@@ -209,10 +209,7 @@ class Reconciler:
 
     def _link(self, intent: IntentView, kind: OrderKind, order: DcaOrder | LimitOrder) -> None:
         observation = observation_of(kind, order, self.wallet)
-        snapshot = observation.snapshot
-        linked = type(snapshot)(
-            **{**snapshot.__dict__, "strategy": intent.strategy, "intent_id": intent.id}
-        )
+        linked = replace(observation.snapshot, strategy=intent.strategy, intent_id=intent.id)
         self.journal.upsert_order(
             linked, observed_at=self.clock.now(), source="reconcile", raw_hash=observation.raw_hash
         )
