@@ -30,15 +30,18 @@ from bot.aptos.address import Address, AddressError, FunctionId
 
 __all__ = [
     "SECRET_KEYS",
+    "AlertSettings",
     "ApiSettings",
     "ChainSettings",
     "ConfigError",
+    "DaemonSettings",
     "JournalSettings",
     "LogSettings",
     "PaperFaultSettings",
     "PaperFunding",
     "PaperNodeSettings",
     "PaperSettings",
+    "RecordSettings",
     "RiskSettings",
     "SchedulerSettings",
     "Settings",
@@ -48,7 +51,9 @@ __all__ = [
     "paper_start",
 ]
 
-SECRET_KEYS: Final = frozenset({"api_key", "private_key", "bot_token", "webhook_url"})
+SECRET_KEYS: Final = frozenset(
+    {"api_key", "private_key", "bot_token", "telegram_bot_token", "webhook_url"}
+)
 """Keys whose values are never shown, in errors or in `bot config show`."""
 
 MAINNET_CHAIN_ID: Final = 1
@@ -175,6 +180,65 @@ class LogSettings(_Section):
 
     format: Literal["console", "json"] = "console"
     level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+class DaemonSettings(_Section):
+    """`[daemon]`: the long-running service (systemd, Docker, `bot status`)."""
+
+    heartbeat_seconds: int = Field(default=60, ge=1)
+    """A heartbeat log line (and a status file refresh) this often, in real seconds."""
+    status_file: Path | None = None
+    """Where the daemon writes its status for `bot status`; unset: beside the journal."""
+    watchdog_stall_seconds: int = Field(default=120, ge=1)
+    """The main loop counts as stuck (no WATCHDOG=1 sent) after this long without progress."""
+    gas_reserve_transactions: int = Field(default=20, ge=1)
+    """APT for this many transactions at the simulated gas cost is "enough for gas"."""
+
+
+class AlertSettings(_Section):
+    """`[alerts]`: notifications through a JSON webhook and/or Telegram (each optional)."""
+
+    webhook_url: SecretStr | None = None
+    webhook_url_file: Path | None = None
+    telegram_bot_token: SecretStr | None = None
+    telegram_bot_token_file: Path | None = None
+    telegram_chat_id: str | None = None
+    telegram_api_url: str = "https://api.telegram.org"
+    events: list[str] = Field(default_factory=lambda: ["all"])
+    """Which alerts to send: "all" or a list of kinds (see docs/operations.md)."""
+    max_per_minute: int = Field(default=20, ge=1)
+    """Most alerts sent per minute per channel; the rest are counted and summarised."""
+    max_attempts: int = Field(default=5, ge=1, le=20)
+    timeout_seconds: float = Field(default=10.0, gt=0)
+    queue_size: int = Field(default=1000, ge=1)
+    low_apt_for_gas: Decimal = Field(default=Decimal("0.2"), ge=0)
+    """Alert when the wallet holds less APT than this (for gas)."""
+    no_poll_minutes: int = Field(default=15, ge=1)
+    """Alert when no order poll has succeeded for this long."""
+
+    @field_validator("telegram_api_url")
+    @classmethod
+    def _api_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+
+class RecordSettings(_Section):
+    """`[record]`: the price recorder (`bot record`, or a side job of the daemon)."""
+
+    enabled: bool = False
+    """Record prices as a side job of `bot run`."""
+    tokens: list[str] = Field(default_factory=list)
+    """Symbols or addresses; empty: the tokens the configured strategies use."""
+    every_seconds: int = Field(default=60, ge=1)
+    to_journal: bool = True
+    out: Path | None = None
+    """Also append to this file (`.csv` or `.parquet`)."""
+    retention_days: int | None = Field(default=90, ge=1)
+    """Ticks older than this are downsampled (or dropped); None keeps everything."""
+    downsample_seconds: int | None = Field(default=3600, ge=60)
+    """Older ticks keep one per token per this many seconds; None drops them instead."""
 
 
 class Schedule(_Section):
@@ -335,6 +399,9 @@ class Settings(BaseSettings):
     risk: RiskSettings = Field(default_factory=RiskSettings)
     log: LogSettings = Field(default_factory=LogSettings)
     paper: PaperSettings = Field(default_factory=PaperSettings)
+    daemon: DaemonSettings = Field(default_factory=DaemonSettings)
+    alerts: AlertSettings = Field(default_factory=AlertSettings)
+    record: RecordSettings = Field(default_factory=RecordSettings)
     strategies: list[StrategyEntry] = Field(default_factory=list)
 
     @model_validator(mode="after")

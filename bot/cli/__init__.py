@@ -8,7 +8,19 @@ from typing import Annotated
 import typer
 
 from bot import __version__
-from bot.cli import config_cmd, journal_cmd, keys_cmd, market, orders_cmd, paper_cmd, run_cmd
+from bot.cli import (
+    backtest_cmd,
+    config_cmd,
+    doctor_cmd,
+    journal_cmd,
+    keys_cmd,
+    market,
+    orders_cmd,
+    paper_cmd,
+    record_cmd,
+    run_cmd,
+    status_cmd,
+)
 from bot.cli.common import state
 
 __all__ = ["app", "main"]
@@ -33,6 +45,11 @@ app.command("once")(run_cmd.once)
 app.add_typer(run_cmd.strategies_app, name="strategies")
 app.command("prices")(market.prices)
 app.command("quote")(market.quote)
+app.command("status")(status_cmd.status)
+app.command("doctor")(doctor_cmd.doctor)
+app.command("record")(record_cmd.record)
+app.add_typer(record_cmd.series_app, name="series")
+app.command("backtest")(backtest_cmd.backtest)
 
 
 def _version(value: bool) -> None:

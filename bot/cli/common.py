@@ -82,7 +82,12 @@ def load_or_exit(ctx: typer.Context, explicit: Path | None = None) -> Settings:
     cli.redactor = configure_logging(
         fmt="json" if fmt == "json" else "console", level=settings.log.level
     )
-    for secret in (settings.api.api_key, settings.wallet.private_key):
+    for secret in (
+        settings.api.api_key,
+        settings.wallet.private_key,
+        settings.alerts.webhook_url,
+        settings.alerts.telegram_bot_token,
+    ):
         if secret is not None:
             register_secret(secret.get_secret_value())
     return settings
