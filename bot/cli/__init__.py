@@ -3,53 +3,53 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import typer
 
 from bot import __version__
-from bot.cli import (
-    backtest_cmd,
-    config_cmd,
-    doctor_cmd,
-    journal_cmd,
-    keys_cmd,
-    market,
-    orders_cmd,
-    paper_cmd,
-    record_cmd,
-    run_cmd,
-    status_cmd,
-)
 from bot.cli.common import state
+from bot.cli.lazy import LazyGroup, LazyVerb
 
 __all__ = ["app", "main"]
+
+_OPTIONS = {"add_completion": False, "pretty_exceptions_enable": False, "rich_markup_mode": None}
+
+
+class _Verbs(LazyGroup):
+    """Every verb of `bot`, by module; each is imported only when used."""
+
+    verbs: ClassVar[dict[str, LazyVerb]] = {
+        name: LazyVerb(target, **_OPTIONS)
+        for name, target in {
+            "run": "bot.cli.run_cmd:run",
+            "once": "bot.cli.run_cmd:once",
+            "status": "bot.cli.status_cmd:status",
+            "doctor": "bot.cli.doctor_cmd:doctor",
+            "prices": "bot.cli.market:prices",
+            "quote": "bot.cli.market:quote",
+            "orders": "bot.cli.orders_cmd:app",
+            "cancel": "bot.cli.orders_cmd:cancel",
+            "reconcile": "bot.cli.orders_cmd:reconcile",
+            "strategies": "bot.cli.run_cmd:strategies_app",
+            "record": "bot.cli.record_cmd:record",
+            "series": "bot.cli.record_cmd:series_app",
+            "backtest": "bot.cli.backtest_cmd:backtest",
+            "config": "bot.cli.config_cmd:app",
+            "paper": "bot.cli.paper_cmd:app",
+            "journal": "bot.cli.journal_cmd:app",
+            "keys": "bot.cli.keys_cmd:app",
+        }.items()
+    }
+
 
 app = typer.Typer(
     name="bot",
     help="An automated DCA / limit-order trading bot for Aptos (trades through Panora).",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+    cls=_Verbs,
+    **_OPTIONS,  # type: ignore[arg-type]
 )
-app.add_typer(config_cmd.app, name="config")
-app.add_typer(paper_cmd.app, name="paper")
-app.add_typer(journal_cmd.app, name="journal")
-app.add_typer(keys_cmd.app, name="keys")
-app.add_typer(orders_cmd.app, name="orders")
-app.command("cancel")(orders_cmd.cancel)
-app.command("reconcile")(orders_cmd.reconcile)
-app.command("run")(run_cmd.run)
-app.command("once")(run_cmd.once)
-app.add_typer(run_cmd.strategies_app, name="strategies")
-app.command("prices")(market.prices)
-app.command("quote")(market.quote)
-app.command("status")(status_cmd.status)
-app.command("doctor")(doctor_cmd.doctor)
-app.command("record")(record_cmd.record)
-app.add_typer(record_cmd.series_app, name="series")
-app.command("backtest")(backtest_cmd.backtest)
 
 
 def _version(value: bool) -> None:

@@ -10,14 +10,16 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
-from bot.api import PanoraClient
 from bot.config import ConfigError, Settings, load_settings
 from bot.logging import Redactor, configure_logging, register_secret
 from bot.secrets import SecretFileError
+
+if TYPE_CHECKING:  # the client (httpx, models) is imported only by verbs that use it
+    from bot.api import PanoraClient
 
 __all__ = [
     "EXIT_FAILURE",
