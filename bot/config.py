@@ -29,6 +29,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from bot.aptos.address import Address, AddressError, FunctionId
 
 __all__ = [
+    "ALERT_EVENT_NAMES",
     "SECRET_KEYS",
     "AlertSettings",
     "ApiSettings",
@@ -55,6 +56,22 @@ SECRET_KEYS: Final = frozenset(
     {"api_key", "private_key", "bot_token", "telegram_bot_token", "webhook_url"}
 )
 """Keys whose values are never shown, in errors or in `bot config show`."""
+
+ALERT_EVENT_NAMES: Final = frozenset(
+    {
+        "order_filled",
+        "order_expired",
+        "order_cancelled",
+        "transaction_failed",
+        "strategy_error",
+        "risk_cap_hit",
+        "daemon_started",
+        "daemon_stopped",
+        "low_apt_for_gas",
+        "no_poll",
+    }
+)
+"""The alert kinds `[alerts].events` may name (besides "all")."""
 
 MAINNET_CHAIN_ID: Final = 1
 STEPPED_START: Final = "2026-01-01T00:00:00Z"
@@ -222,6 +239,24 @@ class AlertSettings(_Section):
         if not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         return value.rstrip("/")
+
+    @field_validator("events")
+    @classmethod
+    def _known_events(cls, value: list[str]) -> list[str]:
+        unknown = sorted(set(value) - ALERT_EVENT_NAMES - {"all"})
+        if unknown:
+            raise ValueError(
+                f"unknown alert kind {unknown[0]!r} (known: all, "
+                f"{', '.join(sorted(ALERT_EVENT_NAMES))})"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _telegram_pair(self) -> AlertSettings:
+        token = self.telegram_bot_token is not None or self.telegram_bot_token_file is not None
+        if token != bool(self.telegram_chat_id):
+            raise ValueError("telegram needs telegram_bot_token (or _file) and telegram_chat_id")
+        return self
 
 
 class RecordSettings(_Section):

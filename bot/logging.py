@@ -24,6 +24,7 @@ __all__ = [
     "Redactor",
     "configure_logging",
     "get_logger",
+    "redact",
     "register_secret",
     "secret_variants",
 ]
@@ -104,6 +105,14 @@ class Redactor:
 
 
 _ACTIVE_REDACTOR: Final = Redactor()
+
+
+def redact(text: str) -> str:
+    """`text` with every registered secret and key-shaped string masked.
+
+    For text that leaves the process other than through the logs (an alert, say).
+    """
+    return _ACTIVE_REDACTOR.redact(text)
 
 
 class _CurrentStderr:

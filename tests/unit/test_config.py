@@ -192,3 +192,24 @@ def test_settings_frozen() -> None:
     with pytest.raises(ValueError):
         settings.api = settings.api  # type: ignore[misc]
     assert isinstance(settings, Settings)
+
+
+@pytest.mark.parametrize(
+    ("alerts", "expected"),
+    [
+        (
+            'events = ["order_filled", "order_fill"]',
+            "alerts.events: Value error, unknown alert kind 'order_fill'",
+        ),
+        ('telegram_chat_id = "42"', "alerts: Value error, telegram needs telegram_bot_token"),
+    ],
+)
+def test_alert_settings_are_checked_with_the_config(
+    tmp_path: Path, alerts: str, expected: str
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(f"[alerts]\n{alerts}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path)
+    assert caught.value.problems[0].startswith(expected)
+    assert len(caught.value.problems) == 1
