@@ -1,17 +1,96 @@
-"""`bot doctor [--live]`: read-only checks before going live, a pass/fail line each."""
+"""`bot doctor [--live]`: read-only checks before going live, a pass/fail line each.
+
+Exit codes: 0 every check passed (warnings and skips allowed), 1 a check failed, 2 the
+configuration is invalid. `--live` checks the config as `mode = "live"` would use it
+(`[api]`, `[chain]`, the real API key) whatever its `mode` says, so a paper setup can be
+checked against the live services before switching.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import asyncio
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bot.cli.common import fail
+from bot.cli.common import EXIT_USAGE, config_path, fail, load_or_exit, state
+from bot.config import ConfigError, Settings, load_settings
+
+if TYPE_CHECKING:
+    from bot.ops.doctor import CheckResult
 
 
 def doctor(
     ctx: typer.Context,
-    live: Annotated[bool, typer.Option("--live", help="Check the live config.")] = False,
+    live: Annotated[
+        bool,
+        typer.Option("--live", help="Check the live settings ([api], [chain]) whatever mode says."),
+    ] = False,
 ) -> None:
-    """Check config, key, node, API key, balances, gas, journal and clock (issue 9)."""
-    fail("bot doctor: not built yet")
+    """Check config, key, node, API key, balances, gas, journal and clock; exit 1 on a failure."""
+    from bot.ops.doctor import check_config, config_failures, exit_code, summary
+
+    cli = state(ctx)
+    path = config_path(cli)
+    try:
+        load_settings(path)
+    except ConfigError as exc:
+        invalid = config_failures(path, exc.problems)
+        for result in invalid:
+            typer.echo(result.line())
+        typer.echo(summary(invalid))
+        fail("the configuration is invalid", EXIT_USAGE)
+    settings = load_or_exit(ctx)  # logging set up and secrets registered, as every verb
+    checked = settings.model_copy(update={"mode": "live"}) if live else settings
+    # One retry absorbs a blip; the daemon's full back-off would only delay the verdict.
+    quick = checked.api.model_copy(update={"max_attempts": min(checked.api.max_attempts, 2)})
+    checked = checked.model_copy(update={"api": quick})
+    results = [check_config(path, settings, live=live), *asyncio.run(_checks(checked))]
+    redactor = cli.redactor
+    for result in results:
+        line = result.line()
+        typer.echo(redactor.redact(line) if redactor is not None else line)
+    typer.echo(summary(results))
+    code = exit_code(results)
+    if code:
+        names = ", ".join(dict.fromkeys(r.name for r in results if r.failed))
+        fail(f"doctor: failed: {names}", code)
+
+
+async def _checks(settings: Settings) -> list[CheckResult]:
+    """Every check after the config's own, against the services the mode means."""
+    from bot.cli.runtime import chain_settings, connect
+    from bot.clock import RealClock
+    from bot.ops.doctor import Doctor, check_strategies, public_url
+    from bot.secrets import SecretFileError
+
+    strategies_check, strategies = check_strategies(settings)
+    api_problem = None
+    try:
+        connection = connect(settings)
+    except SecretFileError as exc:  # the API key file is unusable; the node can still be checked
+        api_problem = str(exc)
+        without_key = settings.api.model_copy(update={"api_key_file": None})
+        connection = connect(settings.model_copy(update={"api": without_key}))
+    paper = settings.mode == "paper"
+    embedded = paper and not settings.paper.url
+    doctor = Doctor(
+        settings=settings,
+        client=None if api_problem else connection.client,
+        api_problem=api_problem,
+        node=connection.node,
+        api_url="embedded paper world"
+        if embedded
+        else public_url(settings.paper.url if paper else settings.api.base_url),
+        node_url="embedded paper node"
+        if embedded
+        else public_url(chain_settings(settings).node_url),
+        chain_id=chain_settings(settings).chain_id,
+        paper_clock=settings.paper.clock if paper and settings.paper.clock != "real" else None,
+        clock=RealClock(),
+    )
+    try:
+        return [strategies_check, *await doctor.run(strategies)]
+    finally:
+        await connection.client.aclose()
+        await connection.node.aclose()

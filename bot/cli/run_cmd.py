@@ -1,57 +1,63 @@
 """`bot run [--paper | --dry-run]`, `bot once [--dry-run]`, `bot strategies list | check NAME`.
 
-`bot run` is the product: the strategies on their schedules, the order tracker, queued
-requests from other processes, reconciliation at start. Real time goes to APScheduler;
-a paper world on an accelerated or stepped clock is driven by our own driver over the same
-triggers. SIGTERM/SIGINT finish what is in flight, flush the journal and exit 0.
+`bot run` is the product; the daemon itself (start-up, jobs, heartbeat, systemd
+notification, SIGHUP reload, shutdown) lives in `bot.cli.daemon`. This module holds the
+verbs and what they share: building the strategies, the risk checker and the engine of a
+config, and printing what a tick did.
 """
 
 from __future__ import annotations
 
 import asyncio
-import signal
-from datetime import timedelta
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
 from typing import Annotated
 
 import typer
+from apscheduler.triggers.base import BaseTrigger
 
+from bot.aptos.tokens import TokenBook
 from bot.cli.common import EXIT_USAGE, config_path, fail, load_or_exit, state
-from bot.config import Settings, StrategyEntry
+from bot.cli.runtime import Runtime
+from bot.config import Schedule, Settings, StrategyEntry
 from bot.engine.brokers import Broker, DryRunBroker, LiveBroker, describe
 from bot.engine.commands import process_commands
-from bot.engine.engine import Engine
-from bot.engine.events import OrderEvent
+from bot.engine.engine import Engine, TickReport
 from bot.engine.plugins import PluginError, available_plugins, build_strategy
-from bot.engine.reconcile import Reconciler
 from bot.engine.risk import RiskChecker
-from bot.engine.scheduling import Driver, Job, make_trigger, start_realtime
+from bot.engine.scheduling import Job, make_trigger
 from bot.engine.strategy import Strategy
 from bot.engine.tracker import OrderTracker
-from bot.engine.wallet_lock import WalletLock, lock_dir_for
+from bot.journal import Journal
 
 strategies_app = typer.Typer(help="Strategy plugins.", no_args_is_help=True)
 
 
-def _strategies(settings: Settings) -> list[Strategy]:
-    dirs = settings.scheduler.strategy_dirs
+def build_strategies(entries: Iterable[StrategyEntry], dirs: Sequence[Path]) -> list[Strategy]:
+    """Build the enabled entries' strategies; raise one `PluginError` naming every problem."""
     built = []
     problems = []
-    for entry in settings.strategies:
+    for entry in entries:
         if not entry.enabled:
             continue
         try:
             built.append(build_strategy(entry, dirs))
         except PluginError as exc:
-            problems.append(str(exc))
+            problems.extend(exc.problems)
     if problems:
-        fail("\n".join(problems), EXIT_USAGE)
+        raise PluginError(problems)
     return built
 
 
-def _engine(runtime: object, settings: Settings, *, dry_run: bool) -> Engine:
-    from bot.cli.runtime import Runtime
+def risk_checker(settings: Settings, journal: Journal, tokens: TokenBook) -> RiskChecker:
+    """`[risk]` and the strategies' daily budgets, as the engine checks them."""
+    budgets = {e.name: e.budget for e in settings.strategies if e.budget}
+    return RiskChecker(settings.risk, journal, tokens, budgets=budgets)
 
-    assert isinstance(runtime, Runtime)
+
+def build_engine(runtime: Runtime, settings: Settings, *, dry_run: bool) -> Engine:
+    """The engine of `settings` over an open runtime; exit 2 when it cannot trade as asked."""
     if runtime.wallet is None:
         fail(
             "no wallet: set [wallet].key_file (or BOT_WALLET__PRIVATE_KEY, or "
@@ -68,13 +74,15 @@ def _engine(runtime: object, settings: Settings, *, dry_run: bool) -> Engine:
                 EXIT_USAGE,
             )
         broker = LiveBroker(runtime.executor)
-    budgets = {e.name: e.budget for e in settings.strategies if e.budget}
-    risk = RiskChecker(settings.risk, runtime.journal, runtime.tokens, budgets=budgets)
     tracker = (
         None
         if dry_run
         else OrderTracker(runtime.client, runtime.journal, runtime.clock, runtime.wallet)
     )
+    try:
+        strategies = build_strategies(settings.strategies, settings.scheduler.strategy_dirs)
+    except PluginError as exc:
+        fail(str(exc), EXIT_USAGE)
     return Engine(
         client=runtime.client,
         journal=runtime.journal,
@@ -82,18 +90,16 @@ def _engine(runtime: object, settings: Settings, *, dry_run: bool) -> Engine:
         wallet=runtime.wallet,
         tokens=runtime.tokens,
         broker=broker,
-        risk=risk,
-        strategies=_strategies(settings),
+        risk=risk_checker(settings, runtime.journal, runtime.tokens),
+        strategies=strategies,
         node=runtime.node,
         tracker=tracker,
         timeout_seconds=settings.scheduler.strategy_timeout_seconds,
     )
 
 
-def _print_report(report: object) -> None:
-    from bot.engine.engine import TickReport
-
-    assert isinstance(report, TickReport)
+def print_report(report: TickReport) -> None:
+    """What a tick did, for the person watching: failures, refusals, outcomes."""
     if not report.ok:
         typer.echo(f"{report.strategy}: FAILED: {report.error}")
     for action, reason in report.refusals:
@@ -110,6 +116,56 @@ def _print_report(report: object) -> None:
             )
 
 
+def strategy_job(
+    engine: Engine,
+    name: str,
+    schedule: Schedule,
+    start: datetime,
+    on_report: Callable[[TickReport], None] = print_report,
+) -> Job:
+    """The job ticking strategy `name` on `schedule` from `start`; reports go to `on_report`."""
+
+    async def tick() -> None:
+        if name in engine.strategies:  # not when it was removed while this run waited
+            on_report(await engine.tick(name))
+
+    return Job(f"strategy:{name}", make_trigger(schedule, start), tick)
+
+
+def trading_jobs(
+    engine: Engine,
+    settings: Settings,
+    runtime: Runtime,
+    dry_run: bool,
+    on_report: Callable[[TickReport], None] = print_report,
+) -> list[Job]:
+    """The strategies' ticks, the order poll and the command queue, first fires from now."""
+    start = runtime.clock.now()
+    entries = {e.name: e for e in settings.strategies}
+    jobs = [
+        strategy_job(engine, name, entries[name].schedule, start, on_report)
+        for name in engine.strategies
+    ]
+    if not dry_run:
+
+        def every(seconds: int) -> BaseTrigger:
+            return make_trigger(Schedule(interval_seconds=seconds), start)
+
+        jobs.append(
+            Job("tracker", every(settings.scheduler.tracker_interval_seconds), engine.poll_orders)
+        )
+        executor = runtime.executor
+        if executor is not None:
+
+            async def commands() -> None:
+                await process_commands(runtime.journal, executor, runtime.clock)
+
+            jobs.append(
+                Job("commands", every(settings.scheduler.commands_interval_seconds), commands)
+            )
+    return jobs
+
+
 def once(
     ctx: typer.Context,
     dry_run: Annotated[
@@ -124,14 +180,12 @@ def once(
 
 
 async def _once(settings: Settings, dry_run: bool) -> int:
-    from bot.cli.runtime import Runtime
-
     runtime = await Runtime.open(settings, with_signer=True)
     async with runtime:
-        engine = _engine(runtime, settings, dry_run=dry_run)
+        engine = build_engine(runtime, settings, dry_run=dry_run)
         reports = await engine.tick_all()
     for report in reports:
-        _print_report(report)
+        print_report(report)
     return sum(1 for r in reports if not r.ok)
 
 
@@ -142,7 +196,7 @@ def run(
         bool, typer.Option("--dry-run", help="Show, send nothing that spends.")
     ] = False,
 ) -> None:
-    """Run the strategies on their schedules until stopped (SIGTERM/SIGINT)."""
+    """Run the strategies on their schedules until stopped (SIGTERM/SIGINT; SIGHUP reloads)."""
     if paper and dry_run:
         fail("choose one of --paper and --dry-run", EXIT_USAGE)
     if paper and config_path(state(ctx)) is None:
@@ -155,109 +209,16 @@ def run(
             settings = settings.model_copy(update={"mode": "paper"})
     if not settings.strategies:
         fail("no [[strategies]] configured (see config.example.toml)", EXIT_USAGE)
-    asyncio.run(_run(settings, dry_run))
+    from bot.cli.daemon import run_daemon
 
-
-async def _run(settings: Settings, dry_run: bool) -> None:
-    from bot.cli.runtime import Runtime
-    from bot.clock import AcceleratedClock, SteppedClock
-
-    runtime = await Runtime.open(settings)
-    lock = None
-    async with runtime:
-        engine = _engine(runtime, settings, dry_run=dry_run)
-        assert runtime.wallet is not None
-        if not dry_run:
-            lock = WalletLock(lock_dir_for(settings.journal.url), runtime.wallet)
-            if not lock.try_acquire():
-                fail(f"another process trades {runtime.wallet} (lock {lock.path})", EXIT_USAGE)
-            await Reconciler(
-                journal=runtime.journal,
-                client=runtime.client,
-                clock=runtime.clock,
-                wallet=runtime.wallet,
-                tokens=runtime.tokens,
-                node=runtime.node,
-            ).run()
-        if engine.tracker is not None:
-            engine.tracker.subscribe(_announce)
-        await engine.start()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
-        jobs = _jobs(engine, settings, runtime, dry_run)
-        typer.echo(
-            f"bot running: {len(engine.strategies)} strategies, wallet {runtime.wallet}, "
-            f"mode {settings.mode}{' (dry run)' if dry_run else ''}"
+    asyncio.run(
+        run_daemon(
+            settings,
+            dry_run=dry_run,
+            config_file=config_path(state(ctx)),
+            force_paper=paper,
         )
-        try:
-            if isinstance(runtime.clock, SteppedClock | AcceleratedClock):
-                driver = Driver(runtime.clock, jobs)
-                runner = asyncio.create_task(
-                    driver.run_until(runtime.clock.now() + timedelta(days=36_500), stop)
-                )
-                await stop.wait()
-                runner.cancel()
-                await asyncio.gather(runner, return_exceptions=True)
-            else:
-                scheduler = start_realtime(
-                    jobs, misfire_grace_seconds=settings.scheduler.misfire_grace_seconds
-                )
-                await stop.wait()
-                scheduler.shutdown(wait=True)
-        finally:
-            await engine.stop()
-            if runtime.world is not None and settings.paper.snapshot_file is not None:
-                runtime.world.save()
-            if lock is not None:
-                lock.release()
-    typer.echo("bot stopped")
-
-
-def _jobs(engine: Engine, settings: Settings, runtime: object, dry_run: bool) -> list[Job]:
-    from bot.cli.runtime import Runtime
-
-    assert isinstance(runtime, Runtime)
-    start = runtime.clock.now()
-    entries = {e.name: e for e in settings.strategies}
-    jobs = []
-    for name in engine.strategies:
-
-        async def tick(name: str = name) -> None:
-            _print_report(await engine.tick(name))
-
-        jobs.append(Job(f"strategy:{name}", make_trigger(entries[name].schedule, start), tick))
-    if not dry_run:
-        from bot.config import Schedule
-
-        every = settings.scheduler.tracker_interval_seconds
-        jobs.append(
-            Job(
-                "tracker", make_trigger(Schedule(interval_seconds=every), start), engine.poll_orders
-            )
-        )
-        if runtime.executor is not None:
-            executor = runtime.executor
-
-            async def commands() -> None:
-                await process_commands(runtime.journal, executor, runtime.clock)
-
-            jobs.append(
-                Job(
-                    "commands",
-                    make_trigger(
-                        Schedule(interval_seconds=settings.scheduler.commands_interval_seconds),
-                        start,
-                    ),
-                    commands,
-                )
-            )
-    return jobs
-
-
-def _announce(event: OrderEvent) -> None:
-    typer.echo(f"order {event.order_id[:12]} ({event.kind}): {type(event).__name__}")
+    )
 
 
 @strategies_app.command("list")

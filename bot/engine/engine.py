@@ -12,7 +12,7 @@ skipped; the others go on.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -33,7 +33,7 @@ from bot.engine.tracker import OrderTracker, PollReport
 from bot.journal import Journal
 from bot.logging import get_logger
 
-__all__ = ["Engine", "StrategyStats", "TickReport"]
+__all__ = ["Engine", "StrategyStats", "TickReport", "param_strings"]
 
 _ACTIONS = (CreateDca, CreateLimit, CancelDca, CancelLimit, Swap)
 
@@ -92,6 +92,13 @@ class Engine:
         self.strategies = {s.instance: s for s in strategies}
         self.stats = {name: StrategyStats() for name in self.strategies}
         self._prices: tuple[datetime, dict[str, PriceInfo]] | None = None
+        self.last_poll_at: datetime | None = None
+        self.report_listeners: list[Callable[[TickReport], None]] = []
+        """Called with the report of every reaction to an order event and every failed
+        start/stop hook (a tick's report goes to whoever called `tick`)."""
+        """When the last order poll began (the heartbeat and alerts read it)."""
+        self.last_poll_ok_at: datetime | None = None
+        """When the last order poll that succeeded began."""
         self._log = get_logger("engine")
         if tracker is not None:
             tracker.subscribe(self._on_order_event)
@@ -176,7 +183,7 @@ class Engine:
         """The frozen snapshot `strategy` sees now."""
         name = strategy.instance
         state = {k: self.journal.get_state(name, k) for k in self.journal.state_keys(name)}
-        referenced = _strings(strategy.params.model_dump())
+        referenced = param_strings(strategy.params.model_dump())
         intents = {i.idempotency_key: i.state for i in self.journal.intents(strategy=name)}
         return Context(
             strategy=name,
@@ -252,7 +259,13 @@ class Engine:
 
     async def poll_orders(self) -> PollReport | None:
         """Poll the provider's orders (events go to the strategies owning them)."""
-        return await self.tracker.poll() if self.tracker is not None else None
+        if self.tracker is None:
+            return None
+        began = self.clock.now()
+        self.last_poll_at = began
+        report = await self.tracker.poll()
+        self.last_poll_ok_at = began
+        return report
 
     async def _on_order_event(self, event: OrderEvent) -> None:
         order = self.journal.order(event.kind, event.order_id)
@@ -264,11 +277,20 @@ class Engine:
             actions = await asyncio.wait_for(strategy.on_order_event(ctx, event), self.timeout)
             _check_actions(actions)
         except Exception as exc:
-            self._failed(strategy.instance, exc)
+            self._report(self._failed(strategy.instance, exc))
             return
-        await self._act(strategy.instance, actions, TickReport(strategy.instance, ok=True))
+        report = TickReport(strategy.instance, ok=True)
+        await self._act(strategy.instance, actions, report)
+        self._report(report)
         for key, value in ctx.saved.items():
             self.journal.set_state(strategy.instance, key, value, at=self.clock.now())
+
+    def _report(self, report: TickReport) -> None:
+        for listener in self.report_listeners:
+            try:
+                listener(report)
+            except Exception as exc:  # a listener (alerts, display) never stops trading
+                self._log.error("report_listener.failed", error=f"{type(exc).__name__}: {exc}")
 
     async def start(self) -> None:
         """Call every strategy's `on_start` (a failure is isolated)."""
@@ -280,22 +302,37 @@ class Engine:
         for strategy in self.strategies.values():
             await self._hook(strategy, "on_stop")
 
+    async def add_strategy(self, strategy: Strategy) -> None:
+        """Run one more strategy (fresh counters) and call its `on_start`."""
+        self.strategies[strategy.instance] = strategy
+        self.stats[strategy.instance] = StrategyStats()
+        await self._hook(strategy, "on_start")
+
+    async def remove_strategy(self, name: str) -> None:
+        """Call the strategy's `on_stop` and stop running it (its journal state stays)."""
+        strategy = self.strategies.get(name)
+        if strategy is None:
+            return
+        await self._hook(strategy, "on_stop")
+        del self.strategies[name]
+        self.stats.pop(name, None)
+
     async def _hook(self, strategy: Strategy, hook: str) -> None:
         try:
             ctx = await self.context(strategy)
             await asyncio.wait_for(getattr(strategy, hook)(ctx), self.timeout)
         except Exception as exc:
-            self._failed(strategy.instance, exc)
+            self._report(self._failed(strategy.instance, exc))
 
 
-def _strings(value: Any) -> set[str]:
+def param_strings(value: Any) -> set[str]:
     """Every string in a parameter tree (values and mapping keys): candidate token names."""
     if isinstance(value, str):
         return {value}
     if isinstance(value, dict):
-        return {s for k, v in value.items() for s in (_strings(k) | _strings(v))}
+        return {s for k, v in value.items() for s in (param_strings(k) | param_strings(v))}
     if isinstance(value, list | tuple | set):
-        return {s for v in value for s in _strings(v)}
+        return {s for v in value for s in param_strings(v)}
     return set()
 
 

@@ -11,16 +11,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from typing import Final
 
 from bot.aptos.tokens import Token, TokenBook, TokenLookupError
 from bot.config import RiskSettings
 from bot.engine.actions import Action, CreateDca, CreateLimit, Swap
+from bot.engine.strategy import LIVE_ORDER_STATUSES
 from bot.journal import Journal
 
-__all__ = ["RiskChecker", "RiskRefusal"]
+__all__ = ["COUNTED_STATES", "RiskChecker", "RiskRefusal"]
 
-_LIVE = ("active", "partially_filled", "missing")
-_COUNTED = ("sent", "unknown", "confirmed")
+COUNTED_STATES: Final = ("sent", "unknown", "confirmed")
+"""Intent states whose spend counts against the daily caps (money possibly in flight)."""
 
 
 @dataclass(frozen=True)
@@ -49,9 +51,10 @@ class RiskChecker:
         self.journal = journal
         self.tokens = tokens
         self.budgets = {s: dict(b) for s, b in (budgets or {}).items()}
-        self._allowed = {self._key(name) for name in risk.allowed_tokens}
+        self._allowed = {self.resolve(name) for name in risk.allowed_tokens}
 
-    def _key(self, name: str) -> str:
+    def resolve(self, name: str) -> str:
+        """The token address of a configured name (the name itself when unknown)."""
         try:
             return self.tokens.find(name).address
         except TokenLookupError:
@@ -59,7 +62,7 @@ class RiskChecker:
 
     def _cap(self, caps: Mapping[str, Decimal], token: Token) -> Decimal | None:
         for name, cap in caps.items():
-            if self._key(name) == token.address:
+            if self.resolve(name) == token.address:
                 return cap
         return None
 
@@ -88,7 +91,7 @@ class RiskChecker:
                 f"[risk].max_slippage_percent = {self.risk.max_slippage_percent}%",
             )
         if isinstance(action, CreateDca | CreateLimit):
-            live = len(self.journal.orders(status=_LIVE, wallet=wallet))
+            live = len(self.journal.orders(status=LIVE_ORDER_STATUSES, wallet=wallet))
             if live >= self.risk.max_open_orders:
                 return RiskRefusal(
                     "max open orders",
@@ -111,7 +114,7 @@ class RiskChecker:
             cap = self._cap(caps, token)
             if cap is None:
                 continue
-            spent = self.journal.spent_today(who, wallet, token.address, day, states=_COUNTED)
+            spent = self.journal.spent_today(who, wallet, token.address, day, states=COUNTED_STATES)
             if spent + action.spend > cap:
                 return RiskRefusal(
                     label, f"{spent} {token.symbol} spent today + {action.spend} would exceed {cap}"

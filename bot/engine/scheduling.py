@@ -8,11 +8,15 @@ trigger objects for their next fire times (`get_next_fire_time`) and moves time 
 a `SteppedClock` jumps straight to the next fire time (tests, backtests), an
 `AcceleratedClock` is waited for (the paper demo). Missed runs are coalesced: a job that
 should have fired several times during a pause runs once.
+
+Both keep a live job set: `add` and `remove` change it while it runs (the daemon's
+SIGHUP reload schedules added strategies and unschedules removed ones).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -25,7 +29,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from bot.clock import AcceleratedClock, Clock, SteppedClock
 from bot.config import Schedule
 
-__all__ = ["Driver", "Job", "make_trigger", "start_realtime"]
+__all__ = ["Driver", "Job", "RealtimeScheduler", "make_trigger", "start_realtime"]
 
 
 def make_trigger(schedule: Schedule, start: datetime) -> BaseTrigger:
@@ -71,6 +75,17 @@ class Driver:
         for job in jobs:
             job.schedule_next(clock.now())
 
+    def add(self, job: Job) -> None:
+        """Schedule one more job (a job of the same name is replaced)."""
+        self.remove(job.name)
+        job.last_fire = None
+        job.schedule_next(self.clock.now())
+        self.jobs.append(job)
+
+    def remove(self, name: str) -> None:
+        """Unschedule the job called `name` (a run already under way finishes)."""
+        self.jobs[:] = [j for j in self.jobs if j.name != name]
+
     def next_fire(self) -> datetime | None:
         """When the next job is due."""
         times = [j.next_fire for j in self.jobs if j.next_fire is not None]
@@ -96,7 +111,9 @@ class Driver:
         await self._reach(due)
         now = self.clock.now()
         ran = []
-        for job in self.jobs:
+        for job in list(self.jobs):  # a job may add or remove jobs while it runs
+            if job not in self.jobs:
+                continue
             if job.next_fire is not None and job.next_fire <= now:
                 job.last_fire = job.next_fire
                 await job.run()
@@ -109,32 +126,64 @@ class Driver:
         runs = 0
         while (due := self.next_fire()) is not None and due <= end:
             if stop is not None and stop.is_set():
-                break
+                return runs  # stopped: the clock stays where the last jobs ran
             runs += len(await self.step())
+            if isinstance(self.clock, SteppedClock):
+                # A stepped clock never waits: let signals, heartbeats and stop requests
+                # in between steps.
+                await asyncio.sleep(0)
         if isinstance(self.clock, SteppedClock) and self.clock.now() < end:
             await self._reach(end)
         return runs
 
 
-def start_realtime(jobs: list[Job], *, misfire_grace_seconds: int) -> Any:
-    """Hand the jobs to APScheduler's asyncio scheduler (real time) and start it."""
-    from apscheduler.schedulers.asyncio import AsyncIOScheduler
+class RealtimeScheduler:
+    """APScheduler's asyncio scheduler with our jobs: real time."""
 
-    scheduler = AsyncIOScheduler(timezone=UTC)
-    for job in jobs:
+    def __init__(self, *, misfire_grace_seconds: int) -> None:
+        from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+        self.misfire_grace_seconds = misfire_grace_seconds
+        self.scheduler = AsyncIOScheduler(timezone=UTC)
+
+    def add(self, job: Job) -> None:
+        """Schedule one job (a job of the same name is replaced)."""
         # An interval fires at its start, as under the Driver: by the time the scheduler
         # asks, `start` is a moment past and the trigger alone would answer start + N.
         start = job.trigger.start_date if isinstance(job.trigger, IntervalTrigger) else None
         first = {} if start is None else {"next_run_time": start}
-        scheduler.add_job(
+        self.scheduler.add_job(
             job.run,
             job.trigger,
             id=job.name,
             name=job.name,
             coalesce=True,
             max_instances=1,
-            misfire_grace_time=misfire_grace_seconds,
+            misfire_grace_time=self.misfire_grace_seconds,
+            replace_existing=True,
             **first,
         )
+
+    def remove(self, name: str) -> None:
+        """Unschedule the job called `name` (a run already under way finishes)."""
+        from apscheduler.jobstores.base import JobLookupError
+
+        with contextlib.suppress(JobLookupError):  # not scheduled: nothing to do
+            self.scheduler.remove_job(name)
+
+    def start(self) -> None:
+        """Start dispatching (inside the running event loop)."""
+        self.scheduler.start()
+
+    def shutdown(self, wait: bool = True) -> None:
+        """Stop dispatching."""
+        self.scheduler.shutdown(wait=wait)
+
+
+def start_realtime(jobs: list[Job], *, misfire_grace_seconds: int) -> RealtimeScheduler:
+    """Hand the jobs to APScheduler's asyncio scheduler (real time) and start it."""
+    scheduler = RealtimeScheduler(misfire_grace_seconds=misfire_grace_seconds)
+    for job in jobs:
+        scheduler.add(job)
     scheduler.start()
     return scheduler

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,6 +37,7 @@ from bot.engine.events import (
 
 __all__ = [
     "API_VERSION",
+    "LIVE_ORDER_STATUSES",
     "Action",
     "CancelDca",
     "CancelLimit",
@@ -62,6 +63,9 @@ __all__ = [
     "Swap",
     "UnknownStatus",
 ]
+
+LIVE_ORDER_STATUSES: Final = ("active", "partially_filled", "missing")
+"""Statuses of an order that may still trade (`missing`: not listed lately, not ended)."""
 
 API_VERSION = 1
 
@@ -118,7 +122,7 @@ class OrderInfo:
     @property
     def live(self) -> bool:
         """True while the order may still trade."""
-        return self.status in ("active", "partially_filled", "missing")
+        return self.status in LIVE_ORDER_STATUSES
 
 
 @dataclass(frozen=True)

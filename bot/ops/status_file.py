@@ -58,6 +58,13 @@ class DaemonStatus:
     open_orders: int = 0
     apt_balance: str | None = None
     errors: int = 0
+    healthy: bool = True
+    """The watchdog's verdict at the last write (see `problem` when False)."""
+    problem: str | None = None
+    heartbeat_seconds: int | None = None
+    """How often the daemon rewrites the file: older than a few of these means stale."""
+    reloaded_at: str | None = None
+    """When SIGHUP last applied a changed config."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON data."""

@@ -1,8 +1,9 @@
 """All five built-in strategies for three simulated days against a served paper world.
 
 `bot paper serve` runs in a subprocess on a stepped clock with on-chain order style. The
-bot side is `bot run`'s own engine and jobs (`run_cmd._engine`, `run_cmd._jobs`: strategy
-ticks on their triggers, tracker polls, the command queue), but on its own `SteppedClock`
+bot side is `bot run`'s own engine and jobs (`run_cmd.build_engine`,
+`run_cmd.trading_jobs`: strategy ticks on their triggers, tracker polls, the command
+queue), but on its own `SteppedClock`
 started at the served world's time; the driver's `on_time` hook moves the served world to
 the same moment (POST /paper/v1/advance) before the jobs due then run. Every decision a
 strategy takes is recorded (context and actions) so that the checks can say whether it
@@ -167,7 +168,7 @@ async def test_five_strategies_for_three_days(served: Served) -> None:
             signer=opened.signer,
         )
         runtime = dataclasses.replace(opened, clock=clock, executor=executor)
-        engine = run_cmd._engine(runtime, settings, dry_run=False)
+        engine = run_cmd.build_engine(runtime, settings, dry_run=False)
         assert len(engine.strategies) == 5
         for name, strategy in engine.strategies.items():
             record(strategy, seen.setdefault(name, []))
@@ -189,7 +190,7 @@ async def test_five_strategies_for_three_days(served: Served) -> None:
             node=runtime.node,
         ).run()
         await engine.start()
-        jobs = run_cmd._jobs(engine, settings, runtime, dry_run=False)
+        jobs = run_cmd.trading_jobs(engine, settings, runtime, dry_run=False)
         assert sorted(j.name for j in jobs) == sorted(
             [*(f"strategy:{n}" for n in engine.strategies), "tracker", "commands"]
         )

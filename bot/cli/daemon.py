@@ -1,0 +1,447 @@
+"""The daemon behind `bot run`: start-up, jobs, heartbeat, systemd, SIGHUP, shutdown.
+
+Start-up: open the runtime, take the wallet lock, reconcile what a crash left in flight,
+start the strategies, schedule every job (the strategies' ticks, the order poll, the
+command queue, the recorder's side jobs, the watchdog's pulse), then tell systemd
+`READY=1`. Real time goes to APScheduler; a paper world on an accelerated or stepped clock
+is driven by our own `Driver` over the same triggers.
+
+While running: a heartbeat every `[daemon].heartbeat_seconds` (log line, status file,
+`STATUS=`, the alert sources' checks), `WATCHDOG=1` while healthy (`bot.ops.watchdog`),
+SIGHUP re-reads the config and applies what can change live (`bot.ops.reload`).
+SIGTERM/SIGINT: `STOPPING=1`, finish what is in flight, stop the strategies, flush the
+alerts, write the status file as "stopped", let the wallet lock go, exit 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Protocol
+
+import typer
+from apscheduler.triggers.interval import IntervalTrigger
+
+from bot.chain import SignerPolicy
+from bot.chain.errors import ChainError
+from bot.cli.common import EXIT_USAGE, fail
+from bot.cli.record_cmd import daemon_record_jobs
+from bot.cli.run_cmd import (
+    build_engine,
+    build_strategies,
+    print_report,
+    risk_checker,
+    strategy_job,
+    trading_jobs,
+)
+from bot.cli.runtime import Runtime, chain_settings
+from bot.clock import AcceleratedClock, RealClock, SteppedClock
+from bot.config import ConfigError, Settings, load_settings
+from bot.engine.engine import Engine, TickReport
+from bot.engine.events import OrderEvent
+from bot.engine.plugins import PluginError
+from bot.engine.reconcile import Reconciler
+from bot.engine.risk import RiskChecker
+from bot.engine.scheduling import Driver, Job, RealtimeScheduler
+from bot.engine.strategy import Strategy
+from bot.engine.wallet_lock import WalletLock, lock_dir_for
+from bot.logging import get_logger
+from bot.ops.alert_sources import AlertSources
+from bot.ops.alerts import Alerter, build_alerter
+from bot.ops.heartbeat import (
+    DaemonFacts,
+    apt_balance,
+    build_status,
+    log_heartbeat,
+    open_order_count,
+    status_line,
+)
+from bot.ops.notify import Notifier, watchdog_interval
+from bot.ops.reload import ReloadGate, ReloadPlan, plan_reload
+from bot.ops.status_file import DaemonStatus, status_path, write_status
+from bot.ops.watchdog import HealthMonitor, pulse_seconds, send_watchdog
+
+__all__ = ["Daemon", "run_daemon"]
+
+PULSE_JOB = "watchdog-pulse"
+
+
+class _JobSet(Protocol):
+    """The Driver or the real-time scheduler: a job set that changes while it runs."""
+
+    def add(self, job: Job) -> None: ...
+    def remove(self, name: str) -> None: ...
+
+
+class Daemon:
+    """One running daemon: its engine, jobs, health, status and reloads."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        runtime: Runtime,
+        engine: Engine,
+        *,
+        dry_run: bool,
+        config_file: Path | None,
+        force_paper: bool,
+        notifier: Notifier,
+    ) -> None:
+        self.settings = settings
+        """What runs now: the start-up settings with the live parts of every reload."""
+        self.runtime = runtime
+        self.engine = engine
+        self.dry_run = dry_run
+        self.config_file = config_file
+        self.force_paper = force_paper
+        self.notifier = notifier
+        self.monitor = HealthMonitor(settings.daemon.watchdog_stall_seconds)
+        self.gate = ReloadGate()
+        # The status file's own times are the wall clock's (is the process alive?); tick
+        # and poll times are the market clock's, simulated in an accelerated paper world.
+        self.wall = RealClock()
+        self.facts = DaemonFacts(
+            started_at=self.wall.now(),
+            mode=settings.mode,
+            wallet=runtime.wallet,
+            dry_run=dry_run,
+        )
+        # A dry run takes no wallet lock and may run beside the live daemon: the status
+        # file is the live daemon's alone.
+        self.status_file = (
+            None if dry_run else status_path(settings.journal.url, settings.daemon.status_file)
+        )
+        self.alerter: Alerter = build_alerter(settings.alerts, runtime.clock)
+        self.sources = self._alert_sources(self.alerter, settings)
+        self.jobs: _JobSet | None = None
+        self.state = "starting"
+        self._apt: Decimal | None = None
+        self._reload_lock = asyncio.Lock()
+        self._log = get_logger("daemon")
+
+    # --- jobs --------------------------------------------------------------------------
+
+    def _guarded(
+        self, name: str, run: Callable[[], Awaitable[object]]
+    ) -> Callable[[], Awaitable[None]]:
+        """`run` as job `name`: under the reload gate, watched for stalls, never raising."""
+
+        async def guarded() -> None:
+            async with self.gate.job():
+                with self.monitor.job(name):
+                    try:
+                        await run()
+                    except Exception as exc:
+                        self.facts.errors += 1
+                        reason = f"{type(exc).__name__}: {exc}"
+                        self._log.error("job.failed", job=name, error=reason)
+
+        return guarded
+
+    def _wrapped(self, job: Job) -> Job:
+        return Job(job.name, job.trigger, self._guarded(job.name, job.run))
+
+    def _alert_sources(self, alerter: Alerter, settings: Settings) -> AlertSources:
+        # A dry run has no tracker: no poll is expected, so none is missed.
+        return AlertSources(
+            alerter, settings.alerts, orders=self.runtime.journal, expect_polls=not self.dry_run
+        )
+
+    def on_report(self, report: TickReport) -> None:
+        """A strategy ticked: show it, count a failure, hand it to the alert sources."""
+        print_report(report)
+        if not report.ok:
+            self.facts.errors += 1
+        self.sources.on_tick_report(report)
+
+    def _pulse_job(self, start: datetime) -> Job:
+        """Marks the scheduler's progress; its interval is in the market clock's seconds."""
+        seconds = pulse_seconds(self.settings.daemon.watchdog_stall_seconds)
+        clock = self.runtime.clock
+        if isinstance(clock, AcceleratedClock):
+            seconds *= clock.factor
+
+        async def pulse() -> None:
+            await asyncio.sleep(0)  # a stepped driver must still let the loop turn
+            self.monitor.progress()
+
+        return Job(PULSE_JOB, IntervalTrigger(seconds=seconds, start_date=start), pulse)
+
+    def build_jobs(self) -> list[Job]:
+        """Every job of the daemon, first fires from now."""
+        settings, runtime = self.settings, self.runtime
+        jobs = trading_jobs(self.engine, settings, runtime, self.dry_run, self.on_report)
+        jobs += daemon_record_jobs(settings, runtime, runtime.clock.now())
+        return [*map(self._wrapped, jobs), self._pulse_job(runtime.clock.now())]
+
+    # --- heartbeat ---------------------------------------------------------------------
+
+    def snapshot(self, state: str | None = None) -> DaemonStatus:
+        """The daemon as `bot status` and the heartbeat show it."""
+        engine = self.engine
+        return build_status(
+            self.facts,
+            state=state or self.state,
+            now=self.wall.now(),
+            stats=engine.stats,
+            open_orders=open_order_count(self.runtime.journal, self.runtime.wallet),
+            last_poll_at=engine.last_poll_at,
+            last_poll_ok_at=engine.last_poll_ok_at,
+            apt=self._apt,
+            problem=self.monitor.problem(),
+            heartbeat_seconds=self.settings.daemon.heartbeat_seconds,
+        )
+
+    def publish(self, state: str | None = None, *, notify: bool = True) -> DaemonStatus:
+        """Write the status file and (unless told not to) send `STATUS=`; no log line."""
+        status = self.snapshot(state)
+        if self.status_file is not None:
+            try:
+                write_status(self.status_file, status)
+            except OSError as exc:
+                self._log.error("status_file.failed", path=str(self.status_file), error=str(exc))
+        if notify:
+            self.notifier.status(status_line(status))
+        return status
+
+    async def beat(self) -> None:
+        """One heartbeat: read the APT balance, log, publish, run the alert checks."""
+        self._apt = await apt_balance(self.runtime.node, self.runtime.tokens, self.runtime.wallet)
+        status = self.publish()
+        log_heartbeat(status)
+        self.sources.on_heartbeat(self.runtime.clock.now(), self.engine.last_poll_ok_at, self._apt)
+
+    async def heartbeat_loop(self) -> None:
+        """A heartbeat now and every `[daemon].heartbeat_seconds` real seconds after."""
+        while True:
+            try:
+                await self.beat()
+            except Exception as exc:  # a journal or node hiccup must not end the heartbeat
+                self._log.error("heartbeat.failed", error=f"{type(exc).__name__}: {exc}")
+            await asyncio.sleep(self.settings.daemon.heartbeat_seconds)
+
+    # --- events ------------------------------------------------------------------------
+
+    def on_order_event(self, event: OrderEvent) -> None:
+        """Show an order event and hand it to the current alert sources."""
+        typer.echo(f"order {event.order_id[:12]} ({event.kind}): {type(event).__name__}")
+        self.sources.on_order_event(event)
+
+    # --- reload ------------------------------------------------------------------------
+
+    async def reload(self) -> None:
+        """SIGHUP: re-read the config file and apply what can change live."""
+        async with self._reload_lock:
+            self.notifier.reloading()
+            try:
+                await self._reload()
+            finally:
+                self.notifier.ready(status_line(self.publish(notify=False)))
+
+    async def _reload(self) -> None:
+        if self.config_file is None:
+            self._log.warning("reload.skipped", reason="no config file to read again")
+            return
+        try:
+            new = load_settings(self.config_file)
+        except ConfigError as exc:
+            self._refuse("; ".join(exc.problems))
+            return
+        if self.force_paper:
+            new = new.model_copy(update={"mode": "paper"})
+        plan = plan_reload(self.settings, new)
+        if plan.restart_needed:
+            self._log.warning(
+                "reload.restart_needed",
+                keys=", ".join(plan.restart_needed),
+                message="restart needed for " + ", ".join(plan.restart_needed),
+            )
+        try:
+            prepared = self._prepare(plan)
+        except (PluginError, ChainError, ValueError) as exc:
+            self._refuse(str(exc).replace("\n", "; "))
+            return
+        await self._apply(plan, *prepared)
+        self._log.info("reload.applied", summary=plan.summary())
+
+    def _refuse(self, reason: str) -> None:
+        self._log.error("reload.refused", reason=reason, running="the previous config")
+
+    def _prepare(
+        self, plan: ReloadPlan
+    ) -> tuple[list[Strategy], RiskChecker, SignerPolicy | None, Alerter | None]:
+        """Everything the plan needs that can fail, built before anything changes."""
+        runtime, settings = self.runtime, plan.settings
+        entries = [plan.entries[n] for n in (*plan.added, *plan.rebuilt)]
+        strategies = build_strategies(entries, settings.scheduler.strategy_dirs)
+        risk = risk_checker(settings, runtime.journal, runtime.tokens)
+        policy = None
+        if plan.risk_changed and runtime.signer is not None:
+            policy = SignerPolicy.from_settings(
+                chain_settings(settings), settings.risk, runtime.tokens
+            )
+        alerter = None
+        if plan.alerts_changed:
+            alerter = build_alerter(settings.alerts, runtime.clock)
+        return strategies, risk, policy, alerter
+
+    async def _apply(
+        self,
+        plan: ReloadPlan,
+        strategies: list[Strategy],
+        risk: RiskChecker,
+        policy: SignerPolicy | None,
+        alerter: Alerter | None,
+    ) -> None:
+        assert self.jobs is not None
+        engine, start = self.engine, self.runtime.clock.now()
+        async with self.gate.reload():
+            for name in (*plan.removed, *plan.rebuilt):
+                self.jobs.remove(f"strategy:{name}")
+                await engine.remove_strategy(name)
+            for strategy in strategies:
+                await engine.add_strategy(strategy)
+                schedule = plan.entries[strategy.instance].schedule
+                job = strategy_job(engine, strategy.instance, schedule, start, self.on_report)
+                self.jobs.add(self._wrapped(job))
+            engine.risk = risk
+            if policy is not None and self.runtime.signer is not None:
+                self.runtime.signer.policy = policy
+            engine.timeout = plan.settings.scheduler.strategy_timeout_seconds
+            self.monitor.stall_seconds = plan.settings.daemon.watchdog_stall_seconds
+            self.settings = plan.settings
+            self.jobs.add(self._pulse_job(start))
+        if alerter is not None:
+            previous, self.alerter = self.alerter, alerter
+            await alerter.start()
+            self.sources = self._alert_sources(alerter, plan.settings)
+            await previous.aclose()
+        self.facts.reloaded_at = self.wall.now()
+
+    # --- the run -----------------------------------------------------------------------
+
+    async def serve(self, stop: asyncio.Event, hangups: asyncio.Queue[None]) -> None:
+        """Run until `stop` is set; each item put on `hangups` is a reload."""
+        runtime = self.runtime
+        await self.alerter.start()
+        if self.engine.tracker is not None:
+            self.engine.tracker.subscribe(self.on_order_event)
+        # Reactions to order events and failed start/stop hooks report here too.
+        self.engine.report_listeners.append(self.on_report)
+        await self.engine.start()
+        jobs = self.build_jobs()
+        driver_task = None
+        scheduler = None
+        if isinstance(runtime.clock, SteppedClock | AcceleratedClock):
+            driver = Driver(runtime.clock, jobs)
+            self.jobs = driver
+            far = runtime.clock.now() + timedelta(days=36_500)
+            driver_task = asyncio.create_task(driver.run_until(far, stop))
+        else:
+            scheduler = RealtimeScheduler(
+                misfire_grace_seconds=self.settings.scheduler.misfire_grace_seconds
+            )
+            for job in jobs:
+                scheduler.add(job)
+            scheduler.start()
+            self.jobs = scheduler
+        typer.echo(
+            f"bot running: {len(self.engine.strategies)} strategies, wallet {runtime.wallet}, "
+            f"mode {self.settings.mode}{' (dry run)' if self.dry_run else ''}"
+        )
+        self.state = "running"
+        self.notifier.ready(status_line(self.publish(notify=False)))
+        self.sources.on_daemon("started")
+        tasks = [asyncio.create_task(self.heartbeat_loop())]
+        interval = watchdog_interval(os.environ, os.getpid())
+        if interval is not None:
+            tasks.append(asyncio.create_task(send_watchdog(self.notifier, self.monitor, interval)))
+        tasks.append(asyncio.create_task(self._reloads(hangups)))
+        try:
+            await stop.wait()
+        finally:
+            self.state = "stopping"
+            self.notifier.stopping()
+            self.publish()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            if driver_task is not None:
+                driver_task.cancel()
+                await asyncio.gather(driver_task, return_exceptions=True)
+            if scheduler is not None:
+                scheduler.shutdown(wait=True)
+            await self.engine.stop()
+            self.sources.on_daemon("stopped")
+            await self.alerter.aclose()
+
+    async def _reloads(self, hangups: asyncio.Queue[None]) -> None:
+        while True:
+            await hangups.get()
+            try:
+                await self.reload()
+            except Exception as exc:  # never let a reload end the daemon
+                self._refuse(f"{type(exc).__name__}: {exc}")
+
+
+async def run_daemon(
+    settings: Settings, *, dry_run: bool, config_file: Path | None, force_paper: bool
+) -> None:
+    """`bot run`: the daemon until SIGTERM/SIGINT (exit 2 on a usage problem)."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    hangups: asyncio.Queue[None] = asyncio.Queue()
+    # Installed first: a signal during start-up is kept, not fatal (SIGHUP's default
+    # action would end the process).
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, hangups.put_nowait, None)
+    notifier = Notifier.from_environ()
+    notifier.status("starting: opening the journal and the clients")
+    runtime = await Runtime.open(settings)
+    lock = None
+    async with runtime:
+        engine = build_engine(runtime, settings, dry_run=dry_run)
+        assert runtime.wallet is not None
+        if not dry_run:
+            lock = WalletLock(lock_dir_for(settings.journal.url), runtime.wallet)
+            if not lock.try_acquire():
+                fail(f"another process trades {runtime.wallet} (lock {lock.path})", EXIT_USAGE)
+        try:
+            daemon = Daemon(
+                settings,
+                runtime,
+                engine,
+                dry_run=dry_run,
+                config_file=config_file,
+                force_paper=force_paper,
+                notifier=notifier,
+            )
+        except ValueError as exc:  # an unusable [alerts] section
+            fail(str(exc), EXIT_USAGE)
+        try:
+            daemon.publish("starting")
+            if not dry_run:
+                notifier.status("starting: reconciling the journal")
+                await Reconciler(
+                    journal=runtime.journal,
+                    client=runtime.client,
+                    clock=runtime.clock,
+                    wallet=runtime.wallet,
+                    tokens=runtime.tokens,
+                    node=runtime.node,
+                ).run()
+            await daemon.serve(stop, hangups)
+        finally:
+            if runtime.world is not None and settings.paper.snapshot_file is not None:
+                runtime.world.save()
+            daemon.publish("stopped")
+            if lock is not None:
+                lock.release()
+            notifier.close()
+    typer.echo("bot stopped")

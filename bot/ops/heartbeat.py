@@ -1,0 +1,161 @@
+"""The daemon's heartbeat: one snapshot, three outputs.
+
+Every `[daemon].heartbeat_seconds` the daemon takes a `DaemonStatus` snapshot (strategies
+and their counters, open orders from the journal, the last tick, errors since start, the
+last order poll, the APT balance for gas) and turns it into a `heartbeat` log line, the
+status file `bot status` reads, and the `STATUS=` line `systemctl status` shows.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from bot import __version__
+from bot.aptos.address import Address
+from bot.aptos.tokens import TokenBook, TokenLookupError
+from bot.chain import NodeClient
+from bot.engine.engine import StrategyStats
+from bot.engine.strategy import LIVE_ORDER_STATUSES
+from bot.journal import Journal
+from bot.logging import get_logger
+from bot.money import format_decimal, from_base_units
+from bot.ops.status_file import DaemonStatus, StrategyStatus
+
+__all__ = [
+    "DaemonFacts",
+    "apt_balance",
+    "build_status",
+    "iso",
+    "log_heartbeat",
+    "open_order_count",
+    "status_line",
+]
+
+"""Orders that may still trade (as `OrderInfo.live` counts them)."""
+
+
+def iso(moment: datetime | None) -> str | None:
+    """ISO-8601 UTC text with a `Z`, or None."""
+    return None if moment is None else moment.isoformat().replace("+00:00", "Z")
+
+
+def open_order_count(journal: Journal, wallet: str | None) -> int:
+    """The wallet's orders that may still trade, as the journal knows them."""
+    return len(journal.orders(status=LIVE_ORDER_STATUSES, wallet=wallet))
+
+
+async def apt_balance(node: NodeClient, tokens: TokenBook, wallet: str | None) -> Decimal | None:
+    """The wallet's APT (human units) from the node, or None when it cannot be read."""
+    if wallet is None:
+        return None
+    try:
+        apt = tokens.find("APT")
+        units = await node.balance(Address.parse(wallet), apt.address)
+    except TokenLookupError:
+        return None
+    except Exception:  # informative only: a node hiccup must not stop the heartbeat
+        return None
+    return from_base_units(units, apt.decimals)
+
+
+class DaemonFacts:
+    """What the daemon itself knows between heartbeats (not the engine's counters)."""
+
+    def __init__(self, *, started_at: datetime, mode: str, wallet: str | None, dry_run: bool):
+        self.pid = os.getpid()
+        self.started_at = started_at
+        self.mode = mode
+        self.wallet = wallet
+        self.dry_run = dry_run
+        self.errors = 0
+        """Failed ticks and failed jobs since start."""
+        self.reloaded_at: datetime | None = None
+
+
+def build_status(
+    facts: DaemonFacts,
+    *,
+    state: str,
+    now: datetime,
+    stats: Mapping[str, StrategyStats],
+    open_orders: int,
+    last_poll_at: datetime | None,
+    last_poll_ok_at: datetime | None,
+    apt: Decimal | None,
+    problem: str | None,
+    heartbeat_seconds: int,
+) -> DaemonStatus:
+    """One snapshot of the daemon."""
+    return DaemonStatus(
+        pid=facts.pid,
+        state=state,
+        started_at=iso(facts.started_at) or "",
+        updated_at=iso(now) or "",
+        mode=facts.mode,
+        wallet=facts.wallet,
+        version=__version__,
+        dry_run=facts.dry_run,
+        strategies={
+            name: StrategyStatus(
+                ticks=s.ticks,
+                errors=s.errors,
+                refused=s.refused,
+                actions=s.actions,
+                last_tick=iso(s.last_tick),
+                last_error=s.last_error,
+            )
+            for name, s in sorted(stats.items())
+        },
+        last_poll_at=iso(last_poll_at),
+        last_poll_ok_at=iso(last_poll_ok_at),
+        open_orders=open_orders,
+        apt_balance=None if apt is None else format_decimal(apt),
+        errors=facts.errors,
+        healthy=problem is None,
+        problem=problem,
+        heartbeat_seconds=heartbeat_seconds,
+        reloaded_at=iso(facts.reloaded_at),
+    )
+
+
+def _last_tick(status: DaemonStatus) -> str | None:
+    ticks = [s.last_tick for s in status.strategies.values() if s.last_tick]
+    return max(ticks) if ticks else None
+
+
+def status_line(status: DaemonStatus) -> str:
+    """The one line for `systemctl status`: `running: 5 strategies, 3 open orders, …`."""
+    count = len(status.strategies)
+    last = _last_tick(status)
+    parts = [
+        f"{count} strateg{'y' if count == 1 else 'ies'}",
+        f"{status.open_orders} open order{'' if status.open_orders == 1 else 's'}",
+        f"last tick {last[11:19] + 'Z' if last else 'none yet'}",
+    ]
+    if status.errors:
+        parts.append(f"{status.errors} error{'' if status.errors == 1 else 's'}")
+    head = status.state if status.healthy else f"{status.state}, unhealthy ({status.problem})"
+    return f"{head}: " + ", ".join(parts)
+
+
+def log_heartbeat(status: DaemonStatus) -> None:
+    """The `heartbeat` log line (info when healthy, warning when not)."""
+    fields: dict[str, Any] = {
+        "state": status.state,
+        "strategies": sorted(status.strategies),
+        "open_orders": status.open_orders,
+        "last_tick": _last_tick(status),
+        "errors": status.errors,
+        "last_poll": status.last_poll_at,
+        "last_poll_ok": status.last_poll_ok_at,
+        "apt": status.apt_balance,
+    }
+    log = get_logger("daemon")
+    if status.healthy:
+        log.info("heartbeat", **fields)
+    else:
+        log.warning("heartbeat", problem=status.problem, **fields)

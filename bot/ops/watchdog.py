@@ -1,0 +1,104 @@
+"""Is the daemon healthy? The verdict behind systemd's watchdog (`WATCHDOG=1`).
+
+Healthy means three things at once:
+
+1. the event loop is responsive — the sender of `WATCHDOG=1` is itself an asyncio task,
+   so a loop blocked by synchronous code sends nothing (and logs `event_loop.blocked`
+   with the seconds lost once it runs again);
+2. no job (a strategy tick, the order poll, the command queue) has been running longer
+   than `[daemon].watchdog_stall_seconds` — a job stuck awaiting forever is caught even
+   though the loop still turns;
+3. the scheduler made progress recently — a *pulse* job scheduled with the others marks
+   progress each time it runs, so a scheduler that stopped dispatching is caught.
+
+Times here are real (monotonic) seconds: systemd's watchdog counts real time, whatever
+clock the market runs on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from bot.logging import get_logger
+from bot.ops.notify import Notifier
+
+__all__ = ["HealthMonitor", "pulse_seconds", "send_watchdog"]
+
+
+def pulse_seconds(stall_seconds: float) -> float:
+    """How often the pulse job should mark progress: well inside the stall limit."""
+    return max(0.25, min(stall_seconds / 4, 5.0))
+
+
+@dataclass(frozen=True)
+class _Running:
+    name: str
+    since: float
+
+
+class HealthMonitor:
+    """Tracks running jobs and the scheduler's pulse; tells what is wrong, if anything."""
+
+    def __init__(
+        self, stall_seconds: float, *, monotonic: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.stall_seconds = stall_seconds
+        self._monotonic = monotonic
+        self._running: dict[int, _Running] = {}
+        self._tokens = itertools.count()
+        self._last_progress = monotonic()
+
+    def progress(self) -> None:
+        """The scheduler dispatched the pulse job: it is alive."""
+        self._last_progress = self._monotonic()
+
+    @contextmanager
+    def job(self, name: str) -> Iterator[None]:
+        """Count the body as job `name` running (for the stuck-job check)."""
+        token = next(self._tokens)
+        self._running[token] = _Running(name, self._monotonic())
+        try:
+            yield
+        finally:
+            del self._running[token]
+
+    def running(self) -> list[str]:
+        """Names of the jobs running now."""
+        return [r.name for r in self._running.values()]
+
+    def problem(self) -> str | None:
+        """None when healthy, else one line saying what is wrong."""
+        now = self._monotonic()
+        for run in sorted(self._running.values(), key=lambda r: r.since):
+            if now - run.since > self.stall_seconds:
+                return f"job {run.name} running for {int(now - run.since)} s"
+        quiet = now - self._last_progress
+        if quiet > self.stall_seconds:
+            return f"scheduler made no progress for {int(quiet)} s"
+        return None
+
+
+async def send_watchdog(notifier: Notifier, monitor: HealthMonitor, interval: float) -> None:
+    """Send `WATCHDOG=1` every `interval` seconds while healthy (runs until cancelled)."""
+    log = get_logger("watchdog")
+    reported: str | None = None
+    while True:
+        problem = monitor.problem()
+        if problem is None:
+            notifier.watchdog()
+            if reported is not None:
+                log.info("watchdog.healthy")
+        elif reported is None:  # once per spell of trouble, not every interval
+            log.warning("watchdog.unhealthy", problem=problem)
+        reported = problem
+        asleep = time.monotonic()
+        await asyncio.sleep(interval)
+        late = time.monotonic() - asleep - interval
+        if late > max(1.0, interval):
+            # Nothing could be said while it happened: say it now, for the operator.
+            log.warning("event_loop.blocked", seconds=round(late, 1))
