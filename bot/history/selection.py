@@ -1,0 +1,93 @@
+"""Which tokens the recorder records: the configured list, else what the strategies use.
+
+"Configured tokens only": `[record].tokens` (or `--tokens`) when given; otherwise every
+string in the enabled strategies' parameters that the token book resolves (symbols,
+coin types, FA addresses) — the same rule the engine uses to pick the balances a
+strategy sees. Strings that are not tokens ("1 hour", a label) are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.aptos.tokens import Token, TokenBook, TokenLookupError, token_key
+from bot.config import StrategyEntry
+
+__all__ = ["TokenChoice", "choose_tokens", "offline_token", "parameter_strings"]
+
+
+def parameter_strings(value: Any) -> list[str]:
+    """Every string in a parameter tree (mapping keys and values), first-seen order."""
+    found: dict[str, None] = {}
+
+    def walk(item: Any) -> None:
+        if isinstance(item, str):
+            found.setdefault(item)
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                walk(key)
+                walk(inner)
+        elif isinstance(item, list | tuple | set | frozenset):
+            for inner in item:
+                walk(inner)
+
+    walk(value)
+    return list(found)
+
+
+@dataclass
+class TokenChoice:
+    """The tokens to record, and the explicitly named ones that could not be resolved."""
+
+    tokens: list[Token] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, token: Token) -> None:
+        """Add a token once (its coin type and FA address count as one)."""
+        if all(token.keys != known.keys for known in self.tokens):
+            self.tokens.append(token)
+
+
+def choose_tokens(
+    book: TokenBook, explicit: Sequence[str], strategies: Iterable[StrategyEntry]
+) -> TokenChoice:
+    """The explicit names resolved (each failure a problem), or the strategies' tokens."""
+    choice = TokenChoice()
+    if explicit:
+        for name in explicit:
+            try:
+                choice.add(book.find(name))
+            except TokenLookupError as exc:
+                choice.problems.append(str(exc))
+        return choice
+    for entry in strategies:
+        if not entry.enabled:
+            continue
+        for text in parameter_strings(entry.params):
+            try:
+                choice.add(book.find(text))
+            except TokenLookupError:
+                continue  # not a token name
+    return choice
+
+
+def offline_token(name: str) -> tuple[str, str | None, Token | None]:
+    """(key, symbol, token) of a name without the network: the packaged token list.
+
+    A coin type or FA address not in the list is accepted as it is (no symbol).
+
+    Raises:
+        TokenLookupError: an unknown or ambiguous symbol (with the reason).
+    """
+    from bot.paper.core.registry import PaperTokens, UnknownToken
+
+    try:
+        token = PaperTokens.from_token_list().find(name)
+    except UnknownToken as exc:
+        try:
+            return token_key(name), None, None
+        except TokenLookupError:
+            raise TokenLookupError(f"{exc}; give its coin type or FA address") from None
+    return token.address, token.symbol, token
