@@ -50,6 +50,7 @@ __all__ = [
     "WalletSettings",
     "load_settings",
     "paper_start",
+    "param_strings",
 ]
 
 SECRET_KEYS: Final = frozenset(
@@ -400,6 +401,29 @@ def paper_start(settings: PaperSettings) -> datetime:
     if start == "now":
         return datetime.now(UTC)
     return parse_utc(start)
+
+
+def param_strings(value: Any) -> list[str]:
+    """Every string in a parameter tree (mapping keys and values), first-seen order.
+
+    Strategies name tokens in their parameters; whoever needs "the tokens a strategy
+    uses" (balances, recording, doctor) resolves these strings with the token book.
+    """
+    found: dict[str, None] = {}
+
+    def walk(item: Any) -> None:
+        if isinstance(item, str):
+            found.setdefault(item)
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                walk(key)
+                walk(inner)
+        elif isinstance(item, list | tuple | set | frozenset):
+            for inner in item:
+                walk(inner)
+
+    walk(value)
+    return list(found)
 
 
 class StrategyEntry(_Section):

@@ -24,6 +24,7 @@ from bot.aptos.address import Address
 from bot.aptos.tokens import TokenBook, TokenLookupError
 from bot.chain import NodeClient
 from bot.clock import Clock
+from bot.config import param_strings
 from bot.engine.actions import Action, CancelDca, CancelLimit, CreateDca, CreateLimit, Swap
 from bot.engine.brokers import ActionOutcome, Broker, describe
 from bot.engine.events import OrderEvent
@@ -33,7 +34,7 @@ from bot.engine.tracker import OrderTracker, PollReport
 from bot.journal import Journal
 from bot.logging import get_logger
 
-__all__ = ["Engine", "StrategyStats", "TickReport", "param_strings"]
+__all__ = ["Engine", "StrategyStats", "TickReport"]
 
 _ACTIONS = (CreateDca, CreateLimit, CancelDca, CancelLimit, Swap)
 
@@ -323,17 +324,6 @@ class Engine:
             await asyncio.wait_for(getattr(strategy, hook)(ctx), self.timeout)
         except Exception as exc:
             self._report(self._failed(strategy.instance, exc))
-
-
-def param_strings(value: Any) -> set[str]:
-    """Every string in a parameter tree (values and mapping keys): candidate token names."""
-    if isinstance(value, str):
-        return {value}
-    if isinstance(value, dict):
-        return {s for k, v in value.items() for s in (param_strings(k) | param_strings(v))}
-    if isinstance(value, list | tuple | set):
-        return {s for v in value for s in param_strings(v)}
-    return set()
 
 
 def _check_actions(actions: Any) -> None:

@@ -10,31 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from bot.aptos.tokens import Token, TokenBook, TokenLookupError, token_key
-from bot.config import StrategyEntry
+from bot.config import StrategyEntry, param_strings
 
-__all__ = ["TokenChoice", "choose_tokens", "offline_token", "parameter_strings"]
-
-
-def parameter_strings(value: Any) -> list[str]:
-    """Every string in a parameter tree (mapping keys and values), first-seen order."""
-    found: dict[str, None] = {}
-
-    def walk(item: Any) -> None:
-        if isinstance(item, str):
-            found.setdefault(item)
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                walk(key)
-                walk(inner)
-        elif isinstance(item, list | tuple | set | frozenset):
-            for inner in item:
-                walk(inner)
-
-    walk(value)
-    return list(found)
+__all__ = ["TokenChoice", "choose_tokens", "offline_token"]
 
 
 @dataclass
@@ -65,7 +45,7 @@ def choose_tokens(
     for entry in strategies:
         if not entry.enabled:
             continue
-        for text in parameter_strings(entry.params):
+        for text in param_strings(entry.params):
             try:
                 choice.add(book.find(text))
             except TokenLookupError:

@@ -35,8 +35,7 @@ from bot.aptos.tokens import Token, TokenBook, TokenLookupError
 from bot.chain import ChainError, ChainIdMismatch, KeyFileError, LedgerInfo, NodeClient, NodeError
 from bot.chain.keys import ENV_VARIABLE, account_address, load_private_key
 from bot.clock import Clock
-from bot.config import Settings, WalletSettings
-from bot.engine.engine import param_strings
+from bot.config import Settings, WalletSettings, param_strings
 from bot.engine.plugins import PluginError, build_strategy
 from bot.engine.strategy import Strategy
 from bot.journal import Journal, JournalError, current_revision, head_revision

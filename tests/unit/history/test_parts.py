@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import StrategyEntry
-from bot.history.selection import choose_tokens, offline_token, parameter_strings
+from bot.config import StrategyEntry, param_strings
+from bot.history.selection import choose_tokens, offline_token
 from bot.history.ticks import store_block
 from bot.history.units import parse_seconds, parse_token_values, split_names
 from bot.journal import Journal, PriceTickRow
@@ -87,7 +87,7 @@ def test_an_explicit_list_wins_and_unknown_names_are_problems() -> None:
 
 
 def test_parameter_strings_walk_keys_values_and_lists() -> None:
-    assert parameter_strings({"a": ["x", {"y": 1, "z": ("w",)}], "b": 2}) == [
+    assert param_strings({"a": ["x", {"y": 1, "z": ("w",)}], "b": 2}) == [
         "a",
         "x",
         "y",
