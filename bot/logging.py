@@ -186,7 +186,8 @@ def configure_logging(
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(numeric)
-    for noisy in ("httpx", "httpcore", "apscheduler"):  # apscheduler: 2 lines per job run
+    # apscheduler: 2 lines per job run; alembic: "setup plugin" lines on first import.
+    for noisy in ("httpx", "httpcore", "apscheduler", "alembic"):
         logging.getLogger(noisy).setLevel(max(numeric, logging.WARNING))
     return redactor
 

@@ -8,9 +8,10 @@ recorded — never twice for one observation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from bot.journal import OrderChange
+if TYPE_CHECKING:  # strategies import events: keep the journal (SQLAlchemy) out of it
+    from bot.journal import OrderChange
 
 __all__ = [
     "FillsRecorded",

@@ -11,13 +11,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from bot.aptos.tokens import Token, TokenBook, TokenLookupError
 from bot.config import RiskSettings
 from bot.engine.actions import Action, CreateDca, CreateLimit, Swap
 from bot.engine.strategy import LIVE_ORDER_STATUSES
-from bot.journal import Journal
+
+if TYPE_CHECKING:
+    from bot.journal import Journal
 
 __all__ = ["COUNTED_STATES", "RiskChecker", "RiskRefusal"]
 
