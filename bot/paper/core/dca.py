@@ -21,7 +21,9 @@ Semantic choices (the shared ones are in `bot.paper.core.orders`):
   the keeper fee is moved escrow → keeper account, and a `filled` tx detail is recorded.
   A quote or swap that fails (too small, `SlippageExceeded`) records `failed`; nothing
   moves. Every outcome uses up the slot (`orders_done`). Because the quote and the
-  execution see the same pool state, `failed` in practice means "cannot be served".
+  execution see the same pool state, `failed` in practice means "cannot be served" —
+  unless an adverse move (`adverse_pct`, a backtest's slippage) prices the execution
+  below the quote's minimum (the order's slippage): then the slice fails as on chain.
 * End: when all slots are used, what is left in escrow (the skipped/failed slices) is
   refunded to the owner with a `cancelled` tx detail; status `filled` when nothing was
   left, else `refunded`.
@@ -234,6 +236,8 @@ class DcaEngine(OrderEngineBase[DcaOrder]):
                 exact_in=True,
                 amount_in=swap_in,
                 amount_out=terms.min_out,
+                adverse_pct=self.adverse_pct,
+                quoted=terms,  # priced a moment ago at this pool state: not again
             )
         except SwapError:  # SlippageExceeded included
             self._record(order, "failed", at, from_amount=consumed, price=rate)

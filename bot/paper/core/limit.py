@@ -31,6 +31,9 @@ Semantic choices (the shared ones are in `bot.paper.core.orders`):
   `add_period`): the balance is refunded (a `cancelled` tx detail, also for zero) and
   the order ends `expired`, partially filled or not. Without an expiry it never expires.
 * Cancel: `active` or `partially_filled` orders only; refund, status `cancelled`.
+* Adverse move (`adverse_pct`, a backtest's slippage): the keeper sizes and prices a
+  fill with the move included (threshold, depth and quote alike), so a fill still meets
+  the rate; the move only makes an order fill later, or less, than without it.
 * Fill tx details carry `keeper=KEEPER_WALLET`; `fills` counts fills
   (`numberOfOrdersCompleted`).
 """
@@ -61,6 +64,7 @@ __all__ = ["LIMIT_EXPIRY", "LimitEngine", "LimitOrder"]
 
 LIMIT_EXPIRY: Final = "limit_expiry"
 _BPS: Final = 10_000
+_HUNDRED: Final = Decimal(100)
 _PREC: Final = 80
 _ROUNDING_TRIES: Final = 32
 _DUST: Final = "dust"
@@ -281,6 +285,8 @@ class LimitEngine(OrderEngineBase[LimitOrder]):
         with localcontext() as ctx:
             ctx.prec = 40
             keep = Decimal(_BPS - pool_fee) * Decimal(_BPS - self.fees.platform_fee_bps)
+            if self.adverse_pct:
+                keep = keep * (_HUNDRED - self.adverse_pct) / _HUNDRED
             return order.rate * _BPS * _BPS / keep
 
     def _oracle_allows(self, order: LimitOrder, now: datetime) -> bool:
@@ -328,6 +334,7 @@ class LimitEngine(OrderEngineBase[LimitOrder]):
             exact_in=True,
             amount_in=swap_in,
             amount_out=min_out,
+            adverse_pct=self.adverse_pct,
         )
         keeper = consumed - swap_in
         self.ledger.transfer(order.sell.address, order.escrow, self.keeper_account, keeper)
@@ -365,6 +372,8 @@ class LimitEngine(OrderEngineBase[LimitOrder]):
         with localcontext() as ctx:
             ctx.prec = _PREC
             pool_rate = order.rate_base * _BPS / (_BPS - platform_bps)
+            if self.adverse_pct:
+                pool_rate = pool_rate * _HUNDRED / (_HUNDRED - self.adverse_pct)
         swap_cap = pool.max_in_at_rate(order.sell, pool_rate) * _BPS // (_BPS - platform_bps)
         consumed = min(balance - 1, swap_cap * _BPS // (_BPS - self.keeper_fee_bps))
         for _ in range(_ROUNDING_TRIES):
@@ -403,6 +412,7 @@ class LimitEngine(OrderEngineBase[LimitOrder]):
                 at=now,
                 amount_in=swap_in,
                 slippage=Decimal(0),
+                adverse_pct=self.adverse_pct,
             )
         except SwapError:
             return 0

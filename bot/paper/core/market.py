@@ -10,6 +10,7 @@ minute by minute.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -25,7 +26,7 @@ from bot.paper.core.ledger import Ledger
 from bot.paper.core.limit import LimitEngine
 from bot.paper.core.orders import OrderIds
 from bot.paper.core.pools import PoolBook, PoolSettings
-from bot.paper.core.prices import PriceBook, RandomWalkSpec, default_spec
+from bot.paper.core.prices import PriceBook, PricePath, RandomWalkSpec, default_spec
 from bot.paper.core.registry import PaperTokens, is_native_apt
 from bot.paper.core.series import load_series
 from bot.paper.core.swaps import FeeSettings, SwapTerms, quote_swap
@@ -73,6 +74,8 @@ class MarketConfig:
     pools: PoolSettings = field(default_factory=PoolSettings)
     fees: FeeSettings = field(default_factory=FeeSettings)
     keeper_fee_bps: int = 5
+    execution_slippage_pct: Decimal = Decimal(0)
+    """Backtests only: executions priced this percent worse than their quotes."""
 
     @classmethod
     def from_settings(cls, settings: PaperSettings) -> MarketConfig:
@@ -93,13 +96,22 @@ class PaperMarket:
     """The simulated market: tokens, prices, pools, wallets, order engines, one clock."""
 
     def __init__(
-        self, config: MarketConfig, clock: Clock, tokens: PaperTokens | None = None
+        self,
+        config: MarketConfig,
+        clock: Clock,
+        tokens: PaperTokens | None = None,
+        *,
+        replayed: Mapping[str, PricePath] | None = None,
     ) -> None:
+        """Build the market at the clock's time.
+
+        `replayed`: price paths already built (a backtest's arrays), by token key; they
+        take the place of `config.prices_file`.
+        """
         self.config = config
         self.clock = clock
         self.tokens = tokens or PaperTokens.from_token_list()
-        replayed = None
-        if config.prices_file:
+        if replayed is None and config.prices_file:
             replayed, _report = load_series(Path(config.prices_file), key_of=self.tokens.key_of)
         specs = {
             self.tokens.find(name).address: RandomWalkSpec(
@@ -130,6 +142,7 @@ class PaperMarket:
             self.prices,
             ids,
             keeper_fee_bps=config.keeper_fee_bps,
+            adverse_pct=config.execution_slippage_pct,
         )
         self.limit = LimitEngine(
             self.ledger,
@@ -139,6 +152,7 @@ class PaperMarket:
             self.prices,
             ids,
             keeper_fee_bps=config.keeper_fee_bps,
+            adverse_pct=config.execution_slippage_pct,
         )
         self._now = clock.now()
 

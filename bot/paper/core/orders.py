@@ -24,6 +24,8 @@ Semantic choices common to both engines (the engine modules add their own):
 * `spent` counts sold-token units consumed by executions (keeper fee included),
   `withdrawn` the units refunded to the owner, `balance = funded − spent − withdrawn`
   and always equals the escrow's balance.
+* Adverse move (`adverse_pct`, 0 in the paper world; a backtest's slippage): each
+  execution is priced that percent worse than the keeper's quote — see the engines.
 * Tx details: `tx_number` is 1-based per order; `attempt_number` is the running count
   of execution attempts (filled, attempted, failed) and 0 on created/cancelled records.
   Type `cancelled` marks every refund to the owner (a cancel, a limit expiry, the
@@ -41,14 +43,14 @@ import hashlib
 import itertools
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from decimal import Decimal, localcontext
+from decimal import Context, Decimal
 from typing import ClassVar, Final, Generic, Protocol, TypeVar
 
 from bot.aptos.tokens import Token
 from bot.clock import ensure_utc
 from bot.paper.core.events import EventQueue
 from bot.paper.core.ledger import Ledger, escrow_account
-from bot.paper.core.pools import PoolBook
+from bot.paper.core.pools import PoolBook, same_token
 from bot.paper.core.swaps import FeeSettings
 
 __all__ = [
@@ -74,6 +76,7 @@ PERIODS: Final = ("minute", "hour", "day", "week", "month")
 TX_TYPES: Final = ("created", "filled", "attempted", "failed", "cancelled")
 _BPS: Final = 10_000
 _PREC: Final = 40
+_RATE_CONTEXT: Final = Context(prec=_PREC)
 _FIXED: Final = {
     "minute": timedelta(minutes=1),
     "hour": timedelta(hours=1),
@@ -161,11 +164,10 @@ def check_period(spec: tuple[int, str], what: str, *, minimum: int = 1) -> tuple
 
 def human_rate(out_amount: int, out_token: Token, in_amount: int, in_token: Token) -> Decimal:
     """Human units of `out_token` per human unit of `in_token` (`in_amount` > 0)."""
-    with localcontext() as ctx:
-        ctx.prec = _PREC
-        return (Decimal(out_amount) / Decimal(in_amount)).scaleb(
-            in_token.decimals - out_token.decimals
-        )
+    ctx = _RATE_CONTEXT
+    return ctx.divide(Decimal(out_amount), Decimal(in_amount)).scaleb(
+        in_token.decimals - out_token.decimals, context=ctx
+    )
 
 
 def _hex(text: str) -> str:
@@ -251,6 +253,7 @@ class OrderEngineBase(Generic[OrderT]):
 
     kind: ClassVar[str] = "order"
     live_statuses: ClassVar[frozenset[str]] = frozenset({"active"})
+    adverse_pct: Decimal = Decimal(0)  # also the value of engines pickled before it existed
 
     def __init__(
         self,
@@ -262,9 +265,12 @@ class OrderEngineBase(Generic[OrderT]):
         ids: OrderIds,
         keeper_fee_bps: int = 5,
         keeper_account: str = "fees:keeper",
+        adverse_pct: Decimal = Decimal(0),
     ) -> None:
         if not 0 <= keeper_fee_bps < _BPS:
             raise ValueError("keeper_fee_bps must be in [0, 10000)")
+        if not Decimal(0) <= adverse_pct < Decimal(100):
+            raise ValueError("adverse_pct must be in [0, 100)")
         self.ledger = ledger
         self.pools = pools
         self.fees = fees
@@ -273,6 +279,8 @@ class OrderEngineBase(Generic[OrderT]):
         self.ids = ids
         self.keeper_fee_bps = keeper_fee_bps
         self.keeper_account = keeper_account
+        self.adverse_pct = adverse_pct
+        """Backtests' slippage: executions priced this percent worse than their quotes."""
         self._orders: dict[str, OrderT] = {}
         self._pending: set[str] = set()
         self._live: set[str] = set()
@@ -351,7 +359,7 @@ class OrderEngineBase(Generic[OrderT]):
 
     def _open(self, order: OrderT, now: datetime, escrow_now: bool) -> OrderT:
         """Fund (or park as pending) a freshly built order."""
-        if order.sell.keys == order.buy.keys:
+        if same_token(order.sell, order.buy):
             raise ValueError(f"cannot trade {order.sell.symbol} for itself")
         if not Decimal(0) <= order.slippage <= Decimal(100):
             raise ValueError(f"slippage must be within 0..100 percent, got {order.slippage}")

@@ -11,14 +11,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import ROUND_FLOOR, Decimal, localcontext
+from decimal import ROUND_FLOOR, Context, Decimal, localcontext
 from typing import Final, Protocol
 
 from bot.aptos.tokens import Token
 
-__all__ = ["InsufficientLiquidity", "Pool", "PoolBook", "PoolSettings", "PriceOracle"]
+__all__ = [
+    "InsufficientLiquidity",
+    "Pool",
+    "PoolBook",
+    "PoolSettings",
+    "PriceOracle",
+    "same_token",
+]
 
 _BPS: Final = 10_000
+_CTX60: Final = Context(prec=60)
+
+
+def same_token(a: Token, b: Token) -> bool:
+    """Whether two tokens have the same identities (`keys`), cheaply on the hot path.
+
+    Equal keys imply an equal `address`, so different addresses answer without building
+    the `keys` tuples.
+    """
+    return a is b or (a.address == b.address and a.keys == b.keys)
 
 
 class InsufficientLiquidity(Exception):
@@ -63,9 +80,15 @@ class Pool:
 
     def reserves(self, sell: Token) -> tuple[int, int]:
         """(reserve of the sold token, reserve of the bought token)."""
-        if sell.keys == self.token_a.keys:
+        if self._sells_a(sell):
             return self.reserve_a, self.reserve_b
         return self.reserve_b, self.reserve_a
+
+    def _sells_a(self, sell: Token) -> bool:
+        """Whether `sell` is token a (by identity first: `keys` is computed per call)."""
+        if sell is self.token_a:
+            return True
+        return sell is not self.token_b and sell.keys == self.token_a.keys
 
     def out_for_in(self, sell: Token, amount_in: int) -> int:
         """Bought base units for `amount_in` sold (after the pool fee), rounded down."""
@@ -111,7 +134,7 @@ class Pool:
 
     def apply(self, sell: Token, amount_in: int, amount_out: int) -> None:
         """Record an executed trade: the pool gains what was sold, loses what was bought."""
-        if sell.keys == self.token_a.keys:
+        if self._sells_a(sell):
             self.reserve_a += amount_in
             self.reserve_b -= amount_out
         else:
@@ -132,6 +155,16 @@ class PoolBook:
         self._default = settings or PoolSettings()
         self._overrides = dict(overrides or {})
         self._pools: dict[frozenset[str], Pool] = {}
+        # The last answer per (sell, buy) objects: asked again at the same time while that
+        # pool is still current, `pool` returns it without re-deriving the anchor.
+        self._recent: dict[
+            tuple[int, int], tuple[Token, Token, datetime, frozenset[str], Pool]
+        ] = {}
+        self._last_reserve: dict[str, tuple[Decimal, Decimal, int]] = {}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        """Restore a pickled book (snapshots written before the recent-answer cache)."""
+        self.__dict__.update({"_recent": {}, "_last_reserve": {}, **state})
 
     def settings_for(self, a: Token, b: Token) -> PoolSettings:
         """The depth/fee of a pair (an override, or the default)."""
@@ -139,24 +172,51 @@ class PoolBook:
 
     def pool(self, sell: Token, buy: Token, at: datetime) -> Pool:
         """The pool of the pair as of `at`, re-anchored if a new price point began."""
-        if sell.keys == buy.keys:
+        recent = self._recent.get((id(sell), id(buy)))
+        if (
+            recent is not None
+            and recent[0] is sell
+            and recent[1] is buy
+            and recent[2] == at
+            and self._pools.get(recent[3]) is recent[4]
+        ):
+            return recent[4]
+        if same_token(sell, buy):
             raise ValueError(f"cannot swap {sell.symbol} for itself")
         key = frozenset((sell.address, buy.address))
+        pool = self._current(key, sell, buy, at)
+        self._recent[(id(sell), id(buy))] = (sell, buy, at, key, pool)
+        return pool
+
+    def _current(self, key: frozenset[str], sell: Token, buy: Token, at: datetime) -> Pool:
         anchor = (
             self._oracle.step_start(sell.address, at),
             self._oracle.step_start(buy.address, at),
         )
         pool = self._pools.get(key)
         if pool is not None:
-            ordered = anchor if pool.token_a.keys == sell.keys else (anchor[1], anchor[0])
+            ordered = anchor if pool._sells_a(sell) else (anchor[1], anchor[0])
             if pool.anchor == ordered:
                 return pool
         settings = self.settings_for(sell, buy)
-        reserve_sell = _reserve(settings.depth_usd, self._oracle.usd(sell.address, at), sell)
-        reserve_buy = _reserve(settings.depth_usd, self._oracle.usd(buy.address, at), buy)
+        reserve_sell = self._reserve_at(settings.depth_usd, sell, at)
+        reserve_buy = self._reserve_at(settings.depth_usd, buy, at)
         pool = Pool(sell, buy, reserve_sell, reserve_buy, anchor, settings)
         self._pools[key] = pool
         return pool
+
+    def _reserve_at(self, depth_usd: Decimal, token: Token, at: datetime) -> int:
+        """A token's reserve at anchor (its last one again while depth and price hold).
+
+        A pegged or quiet token re-anchors to the same reserve: not computed again.
+        """
+        price = self._oracle.usd(token.address, at)
+        last = self._last_reserve.get(token.address)
+        if last is not None and last[0] == depth_usd and last[1] == price:
+            return last[2]
+        units = _reserve(depth_usd, price, token)
+        self._last_reserve[token.address] = (depth_usd, price, units)
+        return units
 
     def snapshot(self) -> dict[frozenset[str], tuple[int, int]]:
         """The reserves of every pool (to undo a simulated trade with `restore`)."""
@@ -183,7 +243,6 @@ class PoolBook:
 
 
 def _reserve(depth_usd: Decimal, usd_price: Decimal, token: Token) -> int:
-    with localcontext() as ctx:
-        ctx.prec = 60
-        units = (depth_usd / usd_price).scaleb(token.decimals)
-        return max(1, int(units.to_integral_value(rounding=ROUND_FLOOR)))
+    ctx = _CTX60
+    exact = ctx.divide(depth_usd, usd_price).scaleb(token.decimals, context=ctx)
+    return max(1, int(exact.to_integral_value(rounding=ROUND_FLOOR, context=ctx)))

@@ -151,6 +151,21 @@ class PricePath:
         us = self._next_us(_to_us(moment))
         return None if us is None else _from_us(us)
 
+    # Hook for paths that search whole windows at once (the backtester's array paths).
+    def supports_crossing(self, den: PricePath) -> bool:
+        """True when `crossing_us` answers `PriceBook.first_ratio_at_least` for this pair."""
+        return False
+
+    def crossing_us(
+        self, den: PricePath, threshold: Decimal, after_us: int, until_us: int
+    ) -> int | None:
+        """The first change point t (µs) of self or `den` where self ≥ threshold × den.
+
+        Only points with after < t ≤ until count; None if there is none. Called only
+        where `supports_crossing(den)` is true.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no window search")
+
 
 @dataclass(frozen=True)
 class RandomWalkSpec:
@@ -277,9 +292,22 @@ class PriceBook:
         self._spec_factory = spec_factory
         self._hidden_fraction = parse_decimal(hidden_fraction, field="hidden_fraction")
         self._paths: dict[str, tuple[PricePath, bool]] = {}
+        # Identities of registered tokens → entry; valid while the registry's book is.
+        self._known: dict[str, tuple[PricePath, bool]] = {}
+        self._known_book: object = None
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        """Restore a pickled book (snapshots written before the identity cache existed)."""
+        self.__dict__.update({"_known": {}, "_known_book": None, **state})
 
     def _entry(self, identity: str) -> tuple[PricePath, bool]:
         """The (path, visible) of the token an identity names; built on first use."""
+        if self._known_book is self.tokens.book:
+            known = self._known.get(identity)
+            if known is not None:
+                return known
+        else:
+            self._known, self._known_book = {}, self.tokens.book
         token = self.tokens.get(identity)
         try:
             key = token.address if token else token_key(identity)
@@ -292,6 +320,8 @@ class PriceBook:
         if cached is None:
             cached = self._build(key, keys, token)
             self._paths[key] = cached
+        if token is not None:
+            self._known[identity] = cached
         return cached
 
     def _build(
@@ -381,6 +411,9 @@ class PriceBook:
         if threshold.is_infinite() or until_us <= after_us:
             return None
         paths = (self.series_for(num), self.series_for(den))
+        if paths[0].supports_crossing(paths[1]):
+            found = paths[0].crossing_us(paths[1], threshold, after_us, until_us)
+            return None if found is None else _from_us(found)
         prices = [path._at_us(after_us) for path in paths]
         # ((time, price), side) of each change point of num (side 0) and den (side 1).
         tagged = [zip(p._changes(after_us, until_us), repeat(side)) for side, p in enumerate(paths)]

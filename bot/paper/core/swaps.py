@@ -5,18 +5,22 @@ integrator fees, slippage, `auto` slippage ≤ 5%); `execute_swap` moves the fun
 ledger at the pool state of its time and refuses a result under the minimum. Quotes
 (`/swap`), router transactions (the node) and DCA/limit fills all go through here, so a
 backtest and the paper world give the same fills to the base unit.
+
+`adverse_pct` (0 unless a backtest asks for slippage) models the price moving against
+the trader between the decision and the execution: the trader receives that percent less
+than the pool gives (ExactIn, rounded down), or pays for that percent more (ExactOut).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import ROUND_CEILING, ROUND_UP, Decimal, localcontext
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_UP, Context, Decimal, localcontext
 from typing import Final, Literal
 
 from bot.aptos.tokens import Token
 from bot.paper.core.ledger import MARKET, Ledger
-from bot.paper.core.pools import PoolBook
+from bot.paper.core.pools import Pool, PoolBook, same_token
 
 __all__ = [
     "MAX_AUTO_SLIPPAGE",
@@ -29,6 +33,9 @@ __all__ = [
     "quote_swap",
 ]
 
+_CTX40: Final = Context(prec=40)
+_CTX80: Final = Context(prec=80)
+_IMPACT_PLACES: Final = Decimal("0.0001")
 MAX_AUTO_SLIPPAGE: Final = Decimal("5")
 MIN_AUTO_SLIPPAGE: Final = Decimal("0.5")
 _HUNDRED: Final = Decimal(100)
@@ -97,6 +104,8 @@ class SwapExecution:
 
 def _fees(amount_in: int, platform_bps: int, integrator_pct: Decimal) -> tuple[int, int]:
     platform = amount_in * platform_bps // _BPS
+    if not integrator_pct:
+        return platform, 0
     with localcontext() as ctx:
         ctx.prec = 80
         integrator = int(
@@ -107,19 +116,17 @@ def _fees(amount_in: int, platform_bps: int, integrator_pct: Decimal) -> tuple[i
     return platform, integrator
 
 
-def _impact(
-    pools: PoolBook, sell: Token, buy: Token, amount_in: int, amount_out: int, at: datetime
-) -> Decimal:
-    """Percent of value lost against the fee-free oracle mid rate."""
-    pool = pools.pool(sell, buy, at)
+def _impact(pool: Pool, sell: Token, amount_in: int, amount_out: int) -> Decimal:
+    """Percent of value lost against the fee-free oracle mid rate (of `pool` as it is)."""
     x, y = pool.reserves(sell)
-    with localcontext() as ctx:
-        ctx.prec = 40
-        fair_out = Decimal(amount_in) * Decimal(y) / Decimal(x)
-        if fair_out <= 0:
-            return Decimal(0)
-        impact = (fair_out - Decimal(amount_out)) / fair_out * _HUNDRED
-    return impact.quantize(Decimal("0.0001"))
+    ctx = _CTX40
+    fair_out = ctx.divide(ctx.multiply(Decimal(amount_in), Decimal(y)), Decimal(x))
+    if fair_out <= 0:
+        return Decimal(0)
+    impact = ctx.multiply(
+        ctx.divide(ctx.subtract(fair_out, Decimal(amount_out)), fair_out), _HUNDRED
+    )
+    return impact.quantize(_IMPACT_PLACES)
 
 
 def _auto_slippage(impact: Decimal) -> Decimal:
@@ -139,15 +146,18 @@ def quote_swap(
     amount_out: int | None = None,
     slippage: Decimal | Literal["auto"] = "auto",
     integrator_fee_pct: Decimal = Decimal(0),
+    adverse_pct: Decimal = Decimal(0),
 ) -> SwapTerms:
     """Price a swap now. Exactly one of `amount_in` (ExactIn) and `amount_out` (ExactOut).
+
+    `adverse_pct`: an extra price move against the trader, in percent (see above).
 
     Raises:
         SwapError: same token, an amount too small to give anything, or beyond the pool.
     """
     if (amount_in is None) == (amount_out is None):
         raise SwapError("exactly one of amount_in and amount_out")
-    if sell.keys == buy.keys:
+    if same_token(sell, buy):
         raise SwapError(f"cannot swap {sell.symbol} for itself")
     pool = pools.pool(sell, buy, at)
     if amount_in is not None:
@@ -155,6 +165,8 @@ def quote_swap(
             raise SwapError("amount must be positive")
         platform, integrator = _fees(amount_in, fees.platform_fee_bps, integrator_fee_pct)
         out = pool.out_for_in(sell, amount_in - platform - integrator)
+        if adverse_pct:
+            out = _after_adverse(out, adverse_pct)
         if out <= 0:
             raise SwapError("amount too small: the swap would give nothing")
         total_in = amount_in
@@ -163,22 +175,23 @@ def quote_swap(
         if amount_out <= 0:
             raise SwapError("amount must be positive")
         try:
-            net = pool.in_for_out(sell, amount_out)
+            pool_out = _before_adverse(amount_out, adverse_pct) if adverse_pct else amount_out
+            net = pool.in_for_out(sell, pool_out)
         except ValueError as exc:
             raise SwapError(str(exc)) from None
         total_in = _gross_up(net, fees.platform_fee_bps, integrator_fee_pct)
         platform, integrator = _fees(total_in, fees.platform_fee_bps, integrator_fee_pct)
         out = amount_out
-    impact = _impact(pools, sell, buy, total_in, out, at)
+    impact = _impact(pool, sell, total_in, out)
     chosen = _auto_slippage(impact) if slippage == "auto" else slippage
-    with localcontext() as ctx:
-        ctx.prec = 80
-        if amount_in is not None:
-            keep = Decimal(out) * (_HUNDRED - chosen) / _HUNDRED
-            min_out, max_in = int(keep.to_integral_value(rounding="ROUND_FLOOR")), total_in
-        else:
-            pay = Decimal(total_in) * (_HUNDRED + chosen) / _HUNDRED
-            min_out, max_in = out, int(pay.to_integral_value(rounding=ROUND_CEILING))
+    ctx = _CTX80
+    if amount_in is not None:
+        keep = ctx.divide(ctx.multiply(Decimal(out), ctx.subtract(_HUNDRED, chosen)), _HUNDRED)
+        min_out = int(keep.to_integral_value(rounding=ROUND_FLOOR, context=ctx))
+        max_in = total_in
+    else:
+        pay = ctx.divide(ctx.multiply(Decimal(total_in), ctx.add(_HUNDRED, chosen)), _HUNDRED)
+        min_out, max_in = out, int(pay.to_integral_value(rounding=ROUND_CEILING, context=ctx))
     return SwapTerms(
         sell,
         buy,
@@ -194,6 +207,27 @@ def quote_swap(
     )
 
 
+def _after_adverse(out: int, adverse_pct: Decimal) -> int:
+    """What the trader receives of `out` after the adverse move (rounded down)."""
+    with localcontext() as ctx:
+        ctx.prec = 80
+        kept = Decimal(out) * (_HUNDRED - adverse_pct) / _HUNDRED
+        return int(kept.to_integral_value(rounding="ROUND_FLOOR"))
+
+
+def _before_adverse(out: int, adverse_pct: Decimal) -> int:
+    """The least the pool must give for the trader to receive `out` after the move."""
+    if not adverse_pct < _HUNDRED:
+        raise SwapError("an adverse move of 100% leaves nothing")
+    with localcontext() as ctx:
+        ctx.prec = 80
+        needed = Decimal(out) * _HUNDRED / (_HUNDRED - adverse_pct)
+        pool_out = int(needed.to_integral_value(rounding=ROUND_CEILING))
+    while _after_adverse(pool_out, adverse_pct) < out:
+        pool_out += 1
+    return pool_out
+
+
 def _gross_up(net: int, platform_bps: int, integrator_pct: Decimal) -> int:
     """The smallest total whose amount after fees is at least `net`."""
     with localcontext() as ctx:
@@ -205,6 +239,22 @@ def _gross_up(net: int, platform_bps: int, integrator_pct: Decimal) -> int:
     while total - sum(_fees(total, platform_bps, integrator_pct)) < net:
         total += 1
     return total
+
+
+def _same_trade(
+    quoted: SwapTerms | None,
+    sell: Token,
+    buy: Token,
+    exact_in: bool,
+    amount_in: int,
+    amount_out: int,
+) -> bool:
+    """Whether `quoted` prices exactly this trade (fee-free of integrators)."""
+    if quoted is None or quoted.sell is not sell or quoted.buy is not buy:
+        return False
+    if quoted.exact_in is not exact_in or quoted.integrator_fee:
+        return False
+    return quoted.amount_in == amount_in if exact_in else quoted.amount_out == amount_out
 
 
 def execute_swap(
@@ -222,28 +272,41 @@ def execute_swap(
     amount_out: int,
     integrator_fee_pct: Decimal = Decimal(0),
     integrator_account: str | None = None,
+    adverse_pct: Decimal = Decimal(0),
+    quoted: SwapTerms | None = None,
 ) -> SwapExecution:
     """Execute at the pool state of `at`, moving funds in the ledger.
 
     ExactIn: sell `amount_in`, receive at least `amount_out`. ExactOut: receive exactly
-    `amount_out`, paying at most `amount_in`. Nothing moves when it fails.
+    `amount_out`, paying at most `amount_in`. Nothing moves when it fails. With an
+    `adverse_pct`, the execution is priced that much worse than a quote without it.
+
+    `quoted`: the caller's own quote of this very trade at this very pool state (same
+    tokens, mode, amount and fees, nothing traded since); it is used instead of quoting
+    again. Ignored with an `adverse_pct` (the execution must be priced anew).
 
     Raises:
         SlippageExceeded: the pool gives less (or costs more) than the bound.
         SwapError: the pool cannot serve it.
         InsufficientFunds: the payer lacks the amount (from the ledger).
     """
-    terms = quote_swap(
-        pools,
-        fees,
-        sell,
-        buy,
-        at=at,
-        amount_in=amount_in if exact_in else None,
-        amount_out=None if exact_in else amount_out,
-        slippage=Decimal(0),
-        integrator_fee_pct=integrator_fee_pct,
-    )
+    same = quoted is not None and not adverse_pct and not integrator_fee_pct
+    if same and _same_trade(quoted, sell, buy, exact_in, amount_in, amount_out):
+        assert quoted is not None
+        terms = quoted
+    else:
+        terms = quote_swap(
+            pools,
+            fees,
+            sell,
+            buy,
+            at=at,
+            amount_in=amount_in if exact_in else None,
+            amount_out=None if exact_in else amount_out,
+            slippage=Decimal(0),
+            integrator_fee_pct=integrator_fee_pct,
+            adverse_pct=adverse_pct,
+        )
     if exact_in and terms.amount_out < amount_out:
         raise SlippageExceeded(
             f"output {terms.amount_out} is under the minimum {amount_out} (base units)"

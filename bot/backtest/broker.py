@@ -1,0 +1,344 @@
+"""A strategy's actions carried out against the paper core, as the paper world's service would.
+
+`CoreBroker` takes the same `Action`s the live executor does and applies them to the
+`PaperMarket` directly (no HTTP, no journal, no signer), reading each one the way the
+client writes it and the paper service reads it: human amounts rounded down to the
+token's decimals, percentages truncated after one decimal, the service's defaults (DCA
+slippage 1%, limit slippage 5%, swap slippage `auto`). Orders are escrowed at creation
+(the paper world's `escrow` style; with `onchain`, the deposit lands at the same moment
+on a stepped clock, so the fills are the same). A swap is quoted, then executed with the
+quote's minimum as the router call carries it: priced worse by the backtest's slippage,
+it reverts when that is beyond the swap's own slippage.
+
+Like the executor, each idempotency key is carried out once per run: a repeated key is
+answered with the first outcome, never executed again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import ROUND_DOWN, Decimal
+from typing import Final, Literal
+
+from bot.aptos.tokens import Token, TokenBook, TokenLookupError
+from bot.engine.actions import Action, CancelDca, CancelLimit, CreateDca, CreateLimit, Swap
+from bot.money import to_base_units, truncate_places
+from bot.paper.core.dca import DcaOrder
+from bot.paper.core.ledger import InsufficientFunds
+from bot.paper.core.limit import LimitOrder
+from bot.paper.core.market import PaperMarket
+from bot.paper.core.orders import PERIODS, OrderStateError, UnknownOrder
+from bot.paper.core.swaps import SlippageExceeded, SwapError, execute_swap, quote_swap
+
+__all__ = ["CoreBroker", "Outcome", "RiskView", "SwapRecord"]
+
+_DCA_SLIPPAGE: Final = Decimal(1)
+_LIMIT_SLIPPAGE: Final = Decimal(5)
+_LIVE: Final = frozenset({"active", "partially_filled"})
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one action: `confirmed` or `failed` (with the reason)."""
+
+    state: str
+    order_id: str | None = None
+    detail: str = ""
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class SwapRecord:
+    """One executed swap, in base units (`fee`: the platform fee, of the sold token)."""
+
+    key: str
+    time: datetime
+    sell: Token
+    buy: Token
+    sold: int
+    bought: int
+    fee: int
+
+
+@dataclass(frozen=True)
+class _Spend:
+    """A carried-out action's spend, for the risk checker's daily sums."""
+
+    day: date
+    token: str
+    amount: Decimal
+
+
+class _Refused(Exception):
+    """The service (or the client before it) would refuse the request."""
+
+
+class CoreBroker:
+    """Carries out one strategy's actions on the market, for one wallet."""
+
+    def __init__(
+        self, market: PaperMarket, wallet: str, tokens: TokenBook, allowed: Iterable[str]
+    ) -> None:
+        self.market = market
+        self.wallet = wallet
+        self.tokens = tokens
+        self.allowed = frozenset(allowed)
+        """Keys of the tokens with a price series: the only ones that can be traded."""
+        self.outcomes: dict[str, Outcome] = {}
+        """Idempotency key → outcome, in the order the actions were carried out."""
+        self.orders: list[tuple[str, str]] = []
+        """(kind, order id) of every order created, oldest first."""
+        self.swaps: list[SwapRecord] = []
+        self._spends: list[_Spend] = []
+        self._open: list[DcaOrder | LimitOrder] = []
+
+    # --- what the risk checker reads (the journal's answers, from the run) ---------------
+
+    def spent_on(self, day: date, token: str) -> Decimal:
+        """Sum spent of `token` (key) by confirmed actions created on UTC `day`."""
+        return sum(
+            (s.amount for s in self._spends if s.day == day and s.token == token), Decimal(0)
+        )
+
+    def live_orders(self) -> list[DcaOrder | LimitOrder]:
+        """The orders created in this run that can still trade (oldest first)."""
+        self._open = [o for o in self._open if o.status in _LIVE]
+        return list(self._open)
+
+    # --- carrying out ---------------------------------------------------------------------
+
+    def carry_out(self, action: Action) -> Outcome:
+        """Do the action once per key; a failure is an outcome, never an exception."""
+        known = self.outcomes.get(action.key)
+        if known is not None:
+            return Outcome(known.state, known.order_id, "already done under this key", True)
+        try:
+            order_id = self._apply(action)
+        except (_Refused, InsufficientFunds, TokenLookupError, ValueError, LookupError) as exc:
+            outcome = Outcome("failed", detail=str(exc))
+        else:
+            outcome = Outcome("confirmed", order_id)
+            sell = getattr(action, "sell", None)
+            if sell is not None and action.spend > 0:
+                token = self.tokens.find(sell).address
+                self._spends.append(_Spend(self.market.now.date(), token, action.spend))
+        self.outcomes[action.key] = outcome
+        return outcome
+
+    def _apply(self, action: Action) -> str | None:
+        if isinstance(action, CreateDca):
+            return self._create_dca(action)
+        if isinstance(action, CreateLimit):
+            return self._create_limit(action)
+        if isinstance(action, CancelDca | CancelLimit):
+            return self._cancel("dca" if isinstance(action, CancelDca) else "limit", action)
+        self._swap(action)
+        return None
+
+    def _pair(self, sell_name: str, buy_name: str) -> tuple[Token, Token]:
+        sell, buy = self.tokens.find(sell_name), self.tokens.find(buy_name)
+        if sell.keys == buy.keys:
+            raise _Refused("fromTokenAddress and toTokenAddress must differ")
+        for token in (sell, buy):
+            if token.address not in self.allowed:
+                raise _Refused(f"no price series for {token.symbol} ({token.address})")
+        return sell, buy
+
+    def _create_dca(self, action: CreateDca) -> str:
+        sell, buy = self._pair(action.sell, action.buy)
+        units = _units("fromTokenAmount.value", action.amount, sell)
+        if action.amount_type == "total" and units < action.orders:
+            raise _Refused("fromTokenAmount.value is too small to split into numberOfOrders")
+        min_rate = _rate("minRateToTokenPerFromToken", action.min_rate)
+        max_rate = _rate("maxRateToTokenPerFromToken", action.max_rate)
+        if max_rate == 0:
+            raise _Refused("maxRateToTokenPerFromToken must be positive")
+        delay = None
+        if action.delay_value is not None or action.delay_period is not None:
+            delay = _period("delay", action.delay_value, action.delay_period, minimum=0)
+        order = self.market.dca.create(
+            owner=self.wallet,
+            recipient=self.wallet,
+            sell=sell,
+            buy=buy,
+            amount=units,
+            amount_type=action.amount_type,
+            orders=_whole("numberOfOrders", action.orders, 1),
+            interval=_period("interval", action.interval_value, action.interval_period),
+            delay=delay,
+            min_rate=min_rate,
+            max_rate=max_rate,
+            slippage=_percent(action.slippage, _DCA_SLIPPAGE),
+            now=self.market.now,
+        )
+        self.orders.append(("dca", order.order_id))
+        self._open.append(order)
+        return order.order_id
+
+    def _create_limit(self, action: CreateLimit) -> str:
+        sell, buy = self._pair(action.sell, action.buy)
+        rate = _rate("rateToTokenPerFromToken", action.rate)
+        if rate is None or rate == 0:
+            raise _Refused("rateToTokenPerFromToken must be a positive number")
+        expiry = None
+        if action.expiry_value is not None or action.expiry_period is not None:
+            expiry = _period("expiry", action.expiry_value, action.expiry_period)
+        slippage = None if action.slippage == "auto" else action.slippage
+        order = self.market.limit.create(
+            owner=self.wallet,
+            recipient=self.wallet,
+            sell=sell,
+            buy=buy,
+            amount=_units("fromTokenAmount", action.amount, sell),
+            rate=rate,
+            slippage=_percent(slippage, _LIMIT_SLIPPAGE),
+            expiry=expiry,
+            now=self.market.now,
+        )
+        self.orders.append(("limit", order.order_id))
+        self._open.append(order)
+        return order.order_id
+
+    def _cancel(self, kind: Literal["dca", "limit"], action: CancelDca | CancelLimit) -> str:
+        engine = self.market.dca if kind == "dca" else self.market.limit
+        try:
+            order = engine.get(action.order_id)
+        except UnknownOrder:
+            raise _Refused(f"order not found: {action.order_id}") from None
+        if order.owner != self.wallet:
+            raise _Refused(f"order not found for this wallet: {action.order_id}")
+        if order.status not in _LIVE:
+            raise _Refused(f"order {action.order_id} is {order.status}, not active")
+        try:
+            engine.cancel(action.order_id, self.market.now, owner=self.wallet)
+        except OrderStateError as exc:
+            raise _Refused(str(exc)) from None
+        return action.order_id
+
+    def _swap(self, action: Swap) -> None:
+        sell, buy = self._pair(action.sell, action.buy)
+        market = self.market
+        exact_in = action.sell_amount is not None
+        amount = action.sell_amount if exact_in else action.buy_amount
+        assert amount is not None
+        units = _units(
+            "fromTokenAmount" if exact_in else "toTokenAmount", amount, sell if exact_in else buy
+        )
+        slippage = action.slippage
+        chosen: Decimal | Literal["auto"] = (
+            "auto" if slippage is None or slippage == "auto" else _percent(slippage, Decimal(0))
+        )
+        now = market.now
+        try:
+            terms = quote_swap(
+                market.pools,
+                market.config.fees,
+                sell,
+                buy,
+                at=now,
+                amount_in=units if exact_in else None,
+                amount_out=None if exact_in else units,
+                slippage=chosen,
+            )
+            done = execute_swap(
+                market.ledger,
+                market.pools,
+                market.config.fees,
+                payer=self.wallet,
+                recipient=self.wallet,
+                sell=sell,
+                buy=buy,
+                at=now,
+                exact_in=terms.exact_in,
+                amount_in=terms.max_in,
+                amount_out=terms.min_out,
+                adverse_pct=market.config.execution_slippage_pct,
+            )
+        except SlippageExceeded as exc:
+            raise _Refused(f"the swap reverted: {exc}") from None
+        except InsufficientFunds as exc:
+            raise _Refused(f"the swap reverted: {exc}") from None
+        except SwapError as exc:
+            raise _Refused(str(exc)) from None
+        fee = done.platform_fee + done.integrator_fee
+        self.swaps.append(
+            SwapRecord(action.key, now, sell, buy, done.amount_in, done.amount_out, fee)
+        )
+
+
+class RiskView:
+    """The two questions `RiskChecker` asks its journal, answered from the run itself.
+
+    Open orders are the wallet's live orders in the market; the day's spend is what the
+    strategy's confirmed actions spent that UTC day (there is one strategy per run).
+    """
+
+    def __init__(self, broker: CoreBroker) -> None:
+        self.broker = broker
+
+    def orders(
+        self, *, status: Sequence[str] | None = None, wallet: str | None = None
+    ) -> list[DcaOrder | LimitOrder]:
+        """The wallet's orders with one of `status` (the checker counts the live ones)."""
+        found = self.broker.live_orders()
+        return [o for o in found if status is None or o.status in status]
+
+    def spent_today(
+        self,
+        strategy: str | None,
+        wallet: str,
+        token: str,
+        day: date,
+        *,
+        states: Sequence[str] = ("confirmed",),
+    ) -> Decimal:
+        """What confirmed actions spent of `token` (key) on UTC `day`."""
+        return self.broker.spent_on(day, token)
+
+
+def _units(field: str, amount: Decimal, token: Token) -> int:
+    """A human amount in base units, rounded down as the service does; must be ≥ 1 unit."""
+    if not isinstance(amount, Decimal) or not amount.is_finite() or amount <= 0:
+        raise _Refused(f"{field} must be a positive amount, got {amount}")
+    units = to_base_units(
+        amount.quantize(Decimal(1).scaleb(-token.decimals), ROUND_DOWN), token.decimals
+    )
+    if units <= 0:
+        raise _Refused(f"{field} is smaller than one base unit of {token.symbol}")
+    return units
+
+
+def _rate(field: str, value: Decimal | None) -> Decimal | None:
+    """A rate as the service reads it: None or Infinity for no bound; negative refused."""
+    if value is None:
+        return None
+    if not isinstance(value, Decimal) or value.is_nan() or value < 0:
+        raise _Refused(f"{field} must not be negative, got {value}")
+    return None if value.is_infinite() else value
+
+
+def _percent(value: Decimal | None, default: Decimal) -> Decimal:
+    """A slippage percent (0–100), truncated after one decimal; `default` when absent."""
+    if value is None:
+        return default
+    if not isinstance(value, Decimal) or not Decimal(0) <= value <= Decimal(100):
+        raise _Refused(f"slippagePercentage must be between 0 and 100, got {value}")
+    return truncate_places(value, 1)
+
+
+def _whole(field: str, value: int, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _Refused(f"{field} must be a whole number ≥ {minimum}, got {value!r}")
+    return value
+
+
+def _period(
+    field: str, value: int | None, period: str | None, *, minimum: int = 1
+) -> tuple[int, str]:
+    if value is None or period is None:
+        raise _Refused(f"{field}: value and timePeriod are given together")
+    if period not in PERIODS:
+        raise _Refused(f"{field}.timePeriod must be one of {', '.join(PERIODS)}")
+    return _whole(f"{field}.value", value, minimum), period

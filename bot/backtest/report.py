@@ -1,0 +1,283 @@
+"""The backtest report in words and data: a console summary table and `report.json`.
+
+JSON carries every amount as exact decimal text (never a JSON number, so no reader turns
+it into a float), times as ISO-8601 UTC with `Z`. The table rounds for reading only:
+USD to cents, prices to 6 significant digits, percents to 2 decimals.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import fields, is_dataclass
+from datetime import UTC, datetime
+from decimal import ROUND_HALF_EVEN, Decimal
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from bot.backtest.metrics import Benchmark, Metrics
+from bot.backtest.result import BacktestResult
+from bot.money import format_decimal
+
+__all__ = [
+    "REPORT_VERSION",
+    "build_report",
+    "load_report",
+    "summary_rows",
+    "summary_table",
+    "to_jsonable",
+    "write_json",
+]
+
+REPORT_VERSION = 1
+CENT = Decimal("0.01")
+
+
+def to_jsonable(value: Any) -> Any:
+    """Plain JSON data: Decimals as exact text, times as UTC `Z` text, dataclasses as dicts.
+
+    Floats are refused: a float here means an inexact number reached the report.
+    """
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, Decimal):
+        return format_decimal(value)
+    if isinstance(value, float):
+        raise TypeError("a float reached the backtest report (use Decimal)")
+    if isinstance(value, datetime):
+        return _iso(value)
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, Enum):
+        return to_jsonable(value.value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
+    if hasattr(value, "model_dump"):
+        return to_jsonable(value.model_dump())
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_jsonable(v) for v in value]
+    raise TypeError(f"cannot put a {type(value).__name__} in the backtest report")
+
+
+def build_report(
+    result: BacktestResult, metrics: Metrics, spec: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The whole report as JSON data: spec, window, metrics, counts, orders and fills.
+
+    Args:
+        result: the backtest's result.
+        metrics: its metrics (`compute_metrics`, with the comparisons attached).
+        spec: how the run was set up (options, as plain data), shown as given.
+    """
+    metric_data = to_jsonable({f.name: getattr(metrics, f.name) for f in _metric_fields()})
+    return {
+        "version": REPORT_VERSION,
+        "strategy": result.strategy,
+        "plugin": result.plugin,
+        "params": to_jsonable(result.params),
+        "spec": to_jsonable(dict(spec or {})),
+        "start": _iso(result.start),
+        "end": _iso(result.end),
+        "price_source": result.price_source,
+        "credit": result.credit,
+        "tokens": {
+            key: {"symbol": info.symbol, "decimals": info.decimals}
+            for key, info in result.tokens.items()
+        },
+        "metrics": metric_data,
+        "counts": {
+            "ticks": result.ticks,
+            "events": result.events,
+            "actions": result.actions,
+            "refused": result.refused,
+        },
+        "errors": list(result.errors),
+        "balances": {
+            "start": to_jsonable(result.start_balances),
+            "end": to_jsonable(result.end_balances),
+            "locked_at_end": to_jsonable(result.locked_at_end),
+        },
+        "wall_seconds": format_decimal(
+            Decimal(repr(result.wall_seconds)).quantize(Decimal("0.001"))
+        ),
+        "orders": to_jsonable(result.orders),
+        "fills": to_jsonable(result.fills),
+    }
+
+
+def write_json(path: Path, report: Mapping[str, Any]) -> Path:
+    """Write `report` as indented UTF-8 JSON; returns the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def load_report(path: Path) -> dict[str, Any]:
+    """Read a `report.json` back (amounts stay text: `Decimal(text)` restores them exactly)."""
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def summary_rows(result: BacktestResult, metrics: Metrics) -> list[tuple[str, str]]:
+    """The summary as (label, value) rows, rounded for reading."""
+    quote = _symbol(result, metrics.quote)
+    asset = _symbol(result, metrics.asset)
+    rows = [
+        ("strategy", f"{result.strategy} ({result.plugin})"),
+        ("period", f"{_iso(result.start)} → {_iso(result.end)}"),
+        ("prices", result.price_source or "-"),
+    ]
+    if metrics.asset is None:
+        rows.append(("trades", "none: the strategy never traded"))
+    else:
+        rows += [
+            ("invested", f"{_amount(metrics.invested)} {quote} ({_usd(metrics.invested_usd)})"),
+            ("received", f"{_amount(metrics.received)} {asset}"),
+            (
+                "average entry",
+                f"{_price(metrics.avg_entry_usd)} per {asset} "
+                f"({_plain_price(metrics.avg_entry_quote)} {quote} per {asset})",
+            ),
+            (
+                "mean price",
+                f"{_price(metrics.mean_price_usd)} "
+                f"(entry {_percent(metrics.entry_vs_mean_percent)} vs mean)",
+            ),
+        ]
+        if metrics.sold_back:
+            rows.append(
+                (
+                    "sold back",
+                    f"{_amount(metrics.sold_back)} {asset} for {_amount(metrics.proceeds)} "
+                    f"{quote} ({_usd(metrics.proceeds_usd)})",
+                )
+            )
+        rows += [
+            (
+                "value at end",
+                f"{_usd(metrics.value_at_end_usd)} ({_amount(metrics.held_at_end)} {asset} "
+                f"at {_price(metrics.end_price_usd)})",
+            ),
+            ("PnL", f"{_usd(metrics.pnl_usd, sign=True)} ({_percent(metrics.return_percent)})"),
+            (
+                "max drawdown",
+                f"{_usd(metrics.max_drawdown_usd)} ({_unsigned(metrics.max_drawdown_percent)}; "
+                f"{metrics.drawdown_points} points)",
+            ),
+        ]
+    statuses = ", ".join(f"{k} {v}" for k, v in metrics.orders_by_status.items())
+    rows += [
+        (
+            "orders / fills / skips",
+            f"{metrics.orders} / {metrics.fills} / {metrics.skips}"
+            + (f" ({statuses})" if statuses else "")
+            + (f"; {metrics.swaps} swaps" if metrics.swaps else ""),
+        ),
+        ("fees paid", f"{_token_amounts(result, metrics.fees)} ({_usd(metrics.fees_usd)})"),
+    ]
+    if metrics.refunded:
+        rows.append(("refunded", _token_amounts(result, metrics.refunded)))
+    if metrics.locked_at_end:
+        rows.append(("locked at end", _token_amounts(result, metrics.locked_at_end)))
+    if metrics.other_pair_fills:
+        rows.append(("other fills", f"{metrics.other_pair_fills} outside {quote}→{asset}"))
+    for bench in (metrics.lump_sum, metrics.no_bounds):
+        if bench is not None:
+            rows.append((f"vs {bench.name}", _benchmark(bench, metrics)))
+    rows.append(
+        (
+            "ticks / actions / refused",
+            f"{result.ticks} / {result.actions} / {result.refused}"
+            + (f"; {len(result.errors)} strategy errors" if result.errors else ""),
+        )
+    )
+    if result.credit:
+        rows.append(("prices by", result.credit))
+    return rows
+
+
+def summary_table(result: BacktestResult, metrics: Metrics) -> str:
+    """The summary as an aligned two-column text table."""
+    rows = summary_rows(result, metrics)
+    width = max(len(label) for label, _ in rows)
+    rule = "─" * min(100, width + 2 + max(len(value) for _, value in rows))
+    lines = [rule, *(f"{label:<{width}}  {value}" for label, value in rows), rule]
+    lines += [f"error: {line}" for line in result.errors[:5]]
+    if len(result.errors) > 5:
+        lines.append(f"… and {len(result.errors) - 5} more errors (see report.json)")
+    return "\n".join(lines)
+
+
+def _metric_fields() -> list[Any]:
+    return [f for f in fields(Metrics) if f.name != "path"]
+
+
+def _benchmark(bench: Benchmark, metrics: Metrics) -> str:
+    text = (
+        f"{_usd(bench.value_at_end_usd)} at end, {_usd(bench.pnl_usd, sign=True)} "
+        f"({_percent(bench.return_percent)})"
+    )
+    if bench.return_percent is not None and metrics.return_percent is not None:
+        diff = metrics.return_percent - bench.return_percent
+        text += f"; strategy {_signed(diff)} pp"
+    return text + (f" [{bench.note}]" if bench.note else "")
+
+
+def _symbol(result: BacktestResult, key: str | None) -> str:
+    if key is None:
+        return "-"
+    info = result.tokens.get(key)
+    return info.symbol if info is not None else key
+
+
+def _token_amounts(result: BacktestResult, amounts: Mapping[str, Decimal]) -> str:
+    if not amounts:
+        return "0"
+    return ", ".join(f"{_amount(v)} {_symbol(result, k)}" for k, v in amounts.items())
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _amount(value: Decimal) -> str:
+    return format_decimal(value.normalize()) if value else "0"
+
+
+def _usd(value: Decimal | None, *, sign: bool = False) -> str:
+    if value is None:
+        return "-"
+    rounded = value.quantize(CENT, rounding=ROUND_HALF_EVEN)
+    text = f"${abs(rounded):,.2f}"
+    if rounded < 0:
+        return "-" + text
+    return ("+" + text) if sign and rounded > 0 else text
+
+
+def _plain_price(value: Decimal | None) -> str:
+    if value is None:
+        return "-"
+    if value == 0:
+        return "0"
+    digits = max(0, 6 - value.adjusted() - 1)
+    return f"{value:,.{digits}f}"
+
+
+def _price(value: Decimal | None) -> str:
+    return "-" if value is None else "$" + _plain_price(value)
+
+
+def _signed(value: Decimal) -> str:
+    rounded = value.quantize(CENT, rounding=ROUND_HALF_EVEN)
+    return f"{'+' if rounded > 0 else ''}{rounded:.2f}"
+
+
+def _unsigned(value: Decimal | None) -> str:
+    return "-" if value is None else f"{value.quantize(CENT, rounding=ROUND_HALF_EVEN):.2f}%"
+
+
+def _percent(value: Decimal | None) -> str:
+    return "-" if value is None else f"{_signed(value)}%"

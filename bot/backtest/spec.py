@@ -1,0 +1,94 @@
+"""What a backtest is asked to do: `BacktestSpec`, the runner's one input.
+
+Defaults are the paper world's (`bot.config.PaperSettings`): pool depth and fee, platform
+and keeper fees, seed. Only the strategy, the window and the price source are required.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Final
+
+from bot.clock import ensure_utc
+from bot.config import PaperSettings, RiskSettings, StrategyEntry
+
+__all__ = ["AUTO_FUNDING_USD", "JOURNAL", "BacktestSpec"]
+
+JOURNAL: Final = "journal"
+"""`prices=JOURNAL`: read the journal's recorded `price_ticks` (`journal_url`)."""
+AUTO_FUNDING_USD: Final = Decimal(1_000_000)
+"""Without `funding`, the wallet starts with this much USD of each token the strategy's
+parameters name, at the token's price at the start (see docs/backtesting.md)."""
+BACKTEST_WALLET: Final = "0x" + "b7" * 32
+_PAPER: Final = PaperSettings()
+
+
+@dataclass(frozen=True)
+class BacktestSpec:
+    """One backtest: a strategy, a window, prices, money and market settings.
+
+    Attributes:
+        strategy: the `[[strategies]]` entry (name, plugin, schedule, params, budget).
+        start, end: the window, aware UTC; the strategy's first tick is at `start`.
+        prices: a series file (CSV or Parquet, `bot.paper.core.series` format) or
+            `"journal"` for the journal's recorded prices (`journal_url`).
+        journal_url: the journal (`[journal].url`) when `prices` is `"journal"`.
+        strategy_dirs: folders of user strategy plugins.
+        funding: start balances, token (symbol or address) → human amount; None: the
+            automatic funding of `AUTO_FUNDING_USD` per named token.
+        fee_bps: the pools' swap fee; depth_usd: their depth (USD per side at anchor).
+        slippage: percent by which every execution is priced worse than its quote (an
+            adverse move between decision and execution); 0 is the paper world.
+        platform_fee_bps, keeper_fee_bps, seed: as `[paper]`.
+        risk: the `[risk]` limits applied to the strategy's actions.
+        peg_stables: price a token whose symbol contains "USD" and that has no series at
+            exactly 1 USD (instead of refusing the run).
+        timeout_seconds: a strategy hook taking longer (real time) fails that tick.
+    """
+
+    strategy: StrategyEntry
+    start: datetime
+    end: datetime
+    prices: Path | str
+    journal_url: str | None = None
+    strategy_dirs: tuple[Path, ...] | list[Path] = ()
+    funding: Mapping[str, Decimal] | None = None
+    fee_bps: int = _PAPER.pool_fee_bps
+    slippage: Decimal = Decimal(0)
+    depth_usd: Decimal = _PAPER.pool_depth_usd
+    platform_fee_bps: int = _PAPER.platform_fee_bps
+    keeper_fee_bps: int = _PAPER.keeper_fee_bps
+    seed: int = _PAPER.seed
+    risk: RiskSettings = field(default_factory=RiskSettings)
+    peg_stables: bool = True
+    timeout_seconds: float = 30.0
+    wallet: str = BACKTEST_WALLET
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "start", ensure_utc(self.start))
+        object.__setattr__(self, "end", ensure_utc(self.end))
+        object.__setattr__(self, "strategy_dirs", tuple(self.strategy_dirs))
+        if self.end <= self.start:
+            raise ValueError(
+                f"the window ends ({self.end.isoformat()}) before it starts "
+                f"({self.start.isoformat()})"
+            )
+        if not 0 <= self.fee_bps < 10_000:
+            raise ValueError(f"fee_bps must be from 0 to 9999, got {self.fee_bps}")
+        if not Decimal(0) <= self.slippage < Decimal(100):
+            raise ValueError(f"slippage must be a percent from 0 to below 100, got {self.slippage}")
+        if not self.depth_usd > 0:
+            raise ValueError(f"depth_usd must be positive, got {self.depth_usd}")
+        if isinstance(self.prices, str) and self.prices != JOURNAL:
+            object.__setattr__(self, "prices", Path(self.prices))
+        if self.prices == JOURNAL and not self.journal_url:
+            raise ValueError("prices from the journal need journal_url ([journal].url)")
+
+    @property
+    def price_source(self) -> str:
+        """The series file's path, or "journal"."""
+        return str(self.prices)
