@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from bot.api.params import Slippage
+if TYPE_CHECKING:  # annotations only: strategies need not import the HTTP client
+    from bot.api.params import Slippage
 
 __all__ = [
     "Action",

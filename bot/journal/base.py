@@ -73,6 +73,11 @@ class JournalBase:
             except SQLAlchemyError as exc:
                 session.rollback()
                 raise JournalError(f"journal write failed: {exc}") from exc
+            except (OverflowError, UnicodeError) as exc:
+                # The driver refuses a value it cannot store (an int beyond 64 bits, text
+                # with a lone surrogate) before SQLAlchemy sees it: a refusal all the same.
+                session.rollback()
+                raise JournalError(f"journal write failed: {type(exc).__name__}: {exc}") from exc
             except BaseException:
                 session.rollback()
                 raise

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from bot.journal.types import decimal_text, parse_decimal_text, utc_text
+from bot.journal.text import decimal_text, parse_decimal_text, utc_text
 
 __all__ = ["decode_json", "encode_json", "raw_hash"]
 

@@ -20,16 +20,16 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import URL, Connection
 
 from bot.journal.db import make_engine, write_engine
+
+if TYPE_CHECKING:  # alembic is imported when a migration runs, not with the journal
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
 __all__ = [
     "MIGRATIONS_DIR",
@@ -54,6 +54,8 @@ class MigrationError(RuntimeError):
 
 def alembic_config(url: str | URL | None = None) -> Config:
     """An alembic `Config` built in code: this package's scripts, batch mode for SQLite."""
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     if url is not None:
@@ -76,6 +78,8 @@ def _quiet_alembic() -> Iterator[None]:
 
 
 def _scripts() -> ScriptDirectory:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(alembic_config())
 
 
@@ -94,6 +98,8 @@ def revisions() -> list[str]:
 
 def engine_revision(engine: Engine) -> str | None:
     """The revision of the database behind `engine`; None when never migrated."""
+    from alembic.runtime.migration import MigrationContext
+
     with _quiet_alembic(), engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 
@@ -115,6 +121,8 @@ def _set_foreign_keys(conn: Connection, on: bool) -> None:
 
 
 def _run(engine: Engine, verb: str, revision: str) -> None:
+    from alembic import command
+
     config = alembic_config()
     sqlite = engine.dialect.name == "sqlite"
     with _quiet_alembic(), write_engine(engine).connect() as conn:

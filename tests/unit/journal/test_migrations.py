@@ -127,13 +127,15 @@ def test_a_failed_migration_leaves_the_database_as_it_was(
 ) -> None:
     url = sqlite_url(tmp_path, "fail.db")
     migrate.upgrade(url, "0001_initial")
-    real_upgrade = migrate.command.upgrade
+    from alembic import command  # what migrate imports when it runs
+
+    real_upgrade = command.upgrade
 
     def upgrade_then_break(config: Any, revision: str) -> None:
         real_upgrade(config, revision)
         raise RuntimeError("power cut")
 
-    monkeypatch.setattr(migrate.command, "upgrade", upgrade_then_break)
+    monkeypatch.setattr(command, "upgrade", upgrade_then_break)
     with pytest.raises(RuntimeError, match="power cut"):
         migrate.upgrade(url)
     monkeypatch.undo()
