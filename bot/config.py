@@ -54,9 +54,12 @@ __all__ = [
 ]
 
 SECRET_KEYS: Final = frozenset(
-    {"api_key", "private_key", "bot_token", "telegram_bot_token", "webhook_url"}
+    {"api_key", "api_keys", "private_key", "bot_token", "telegram_bot_token", "webhook_url"}
 )
-"""Keys whose values are never shown, in errors or in `bot config show`."""
+"""Keys whose values are never shown, in errors or in `bot config show`.
+
+`api_keys` are the paper world's: in paper mode the bot sends the first as its API key,
+and the same key is often the live one."""
 
 ALERT_EVENT_NAMES: Final = frozenset(
     {
@@ -82,7 +85,8 @@ ROUTER_FUNCTION: Final = (
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan=False: `speed = inf` or `1e400` is out of range, not a valid setting.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ApiSettings(_Section):
@@ -463,14 +467,16 @@ class Settings(BaseSettings):
     record: RecordSettings = Field(default_factory=RecordSettings)
     strategies: list[StrategyEntry] = Field(default_factory=list)
 
-    @model_validator(mode="after")
-    def _unique_strategy_names(self) -> Settings:
+    @field_validator("strategies")
+    @classmethod
+    def _unique_strategy_names(cls, entries: list[StrategyEntry]) -> list[StrategyEntry]:
+        # A field validator, so the problem is reported at `strategies`, not the top level.
         seen: set[str] = set()
-        for entry in self.strategies:
+        for entry in entries:
             if entry.name in seen:
                 raise ValueError(f"strategy name {entry.name!r} is used twice")
             seen.add(entry.name)
-        return self
+        return entries
 
     @classmethod
     def settings_customise_sources(

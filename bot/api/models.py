@@ -82,21 +82,33 @@ OrderT = TypeVar("OrderT", "DcaOrder", "LimitOrder")
 def parse_wire_time(value: object) -> datetime | None:
     """Parse an ISO timestamp (`Z` or offset) or epoch seconds/milliseconds to aware UTC.
 
-    Returns None for null/empty/unparseable values: a time is informative, never fatal.
+    Returns None for null/empty/unparseable values, and for times a `datetime` cannot hold
+    (year 10000, an epoch of 10^20): a time is informative, never fatal.
     """
     if value is None or value == "" or isinstance(value, bool):
         return None
+    try:
+        return _wire_time(value)
+    except (ArithmeticError, ValueError, OSError):  # out of any datetime's (or OS's) range
+        return None
+
+
+def _wire_time(value: object) -> datetime | None:
     if isinstance(value, int | Decimal) or (isinstance(value, str) and value.strip().isdigit()):
-        number = int(Decimal(str(value)))
-        seconds = number / 1000 if number > 10**11 else number  # ms vs s; time is not money
+        number = Decimal(str(value).strip())
+        if not number.is_finite() or number.adjusted() > _MAX_EPOCH_DIGITS:
+            return None
+        whole = int(number)
+        seconds = whole / 1000 if whole > 10**11 else whole  # ms vs s; time is not money
         return datetime.fromtimestamp(seconds, tz=UTC)
     if isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
     return None
+
+
+_MAX_EPOCH_DIGITS: Final = 20
+"""An epoch with more digits is no time (and `int()` of `1e999999999` would never end)."""
 
 
 # --- 2.1 price record -------------------------------------------------------------------
@@ -104,6 +116,8 @@ def parse_wire_time(value: object) -> datetime | None:
 
 class PriceRecord(WireModel):
     """One token's price (spec 2.1). Field types are not shown in the spec: all tolerant."""
+
+    _checks_text = True
 
     chain_id: Count | None = Field(default=None, alias="chainId")
     svc_id: Any = Field(default=None, alias="svcId")
@@ -184,6 +198,7 @@ class TxDetail(WireModel):
 
 
 class _OrderBase(WireModel):
+    _checks_text = True
     svc_tx_id: str = Field(alias="svcTxId")
     from_token: OrderToken = Field(alias="fromToken")
     to_token: OrderToken = Field(alias="toToken")
@@ -301,6 +316,8 @@ class Route(WireModel):
 class TxData(WireModel):
     """Transaction data to sign and submit: an entry-function call in the node's JSON form."""
 
+    _checks_text = True
+
     function: str
     type_arguments: list[str] = Field(default_factory=list)
     arguments: list[Any] = Field(default_factory=list)
@@ -343,6 +360,8 @@ class SwapQuoteExactOut(_QuoteBase):
 class SwapResponseExactIn(WireModel):
     """`POST /swap` or `GET /swap/quote` with `fromTokenAmount` (ExactIn)."""
 
+    _checks_text = True
+
     from_token: SwapTokenInfo = Field(alias="fromToken")
     to_token: SwapTokenInfo = Field(alias="toToken")
     from_token_amount: Amount = Field(alias="fromTokenAmount")
@@ -357,6 +376,8 @@ class SwapResponseExactIn(WireModel):
 
 class SwapResponseExactOut(WireModel):
     """`POST /swap` or `GET /swap/quote` with `toTokenAmount` (ExactOut)."""
+
+    _checks_text = True
 
     from_token: SwapTokenInfo = Field(alias="fromToken")
     to_token: SwapTokenInfo = Field(alias="toToken")

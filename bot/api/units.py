@@ -10,9 +10,13 @@ from __future__ import annotations
 from decimal import localcontext
 from typing import Any, Final
 
+from bot.api.wire import in_range
 from bot.money import MoneyError, format_decimal, from_base_units, parse_decimal
 
 __all__ = ["order_record_to_human"]
+
+MAX_DECIMALS: Final = 255
+"""Token decimals are a u8 on Aptos; a record claiming more is not rescaled."""
 
 _FROM: Final = (
     "fromTokenAmountTotal",
@@ -38,7 +42,9 @@ _FROM_PER_TO: Final = ("avgPriceFromTokenPerToToken", "priceFromTokenPerToToken"
 def _decimals(record: dict[str, Any], key: str) -> int | None:
     token = record.get(key)
     value = token.get("decimals") if isinstance(token, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DECIMALS:
+        return None  # Aptos decimals are a u8; anything else is no scale to apply
+    return value
 
 
 def _scale(value: Any, shift: int) -> Any:
@@ -46,8 +52,8 @@ def _scale(value: Any, shift: int) -> Any:
         number = parse_decimal(value, allow_infinity=True)
     except MoneyError:
         return value  # left for the model to reject with its own message
-    if not number.is_finite():
-        return value
+    if not in_range(number):
+        return value  # infinite, or too large to expand: the model judges it
     if shift >= 0 and number == number.to_integral_value():
         return format_decimal(from_base_units(int(number), shift))
     with localcontext() as ctx:

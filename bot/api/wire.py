@@ -8,8 +8,9 @@ validation context, default `panora`), and `prefixed()` writes the configured on
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, ClassVar, Final
 
 from pydantic import (
     AllowInfNan,
@@ -24,6 +25,8 @@ from bot.money import MoneyError, parse_decimal
 
 __all__ = [
     "DEFAULT_PREFIX",
+    "MAX_COUNT",
+    "MAX_MAGNITUDE",
     "Amount",
     "Count",
     "Flag",
@@ -32,29 +35,61 @@ __all__ = [
     "Rate",
     "SignedDecimal",
     "WireModel",
+    "in_range",
     "prefixed",
     "unprefix_keys",
 ]
 
 DEFAULT_PREFIX: Final = "panora"
 SPEC_PREFIX: Final = "svc"
+MAX_MAGNITUDE: Final = 80
+"""Wire numbers beyond 10^80, or with a digit finer than 10^-80, are refused: no token amount
+comes near (u256 base units stay below 1.2·10^77), and `1e999999999` would otherwise expand
+to a billion digits wherever it is written out."""
+MAX_COUNT: Final = 2**63 - 1
+"""Counts (decimals, numbers of orders, txNumber) fit a signed 64-bit integer, as stored."""
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def in_range(number: Decimal) -> bool:
+    """True when a number is finite and within the bounds of `MAX_MAGNITUDE` (zero is)."""
+    if not number.is_finite():
+        return False
+    if not number:
+        return True
+    _sign, digits, exponent = number.as_tuple()
+    assert isinstance(exponent, int)
+    trailing = len(digits) - len("".join(map(str, digits)).rstrip("0"))
+    return number.adjusted() <= MAX_MAGNITUDE and exponent + trailing >= -MAX_MAGNITUDE
+
+
+def _bounded(value: object, **options: Any) -> Decimal:
+    result = parse_decimal(value, **options)
+    if result.is_finite() and not in_range(result):
+        raise MoneyError(f"{options['field']} out of range: {_shown(value)}")
+    return result
 
 
 def _amount(value: object) -> Decimal:
-    result = parse_decimal(value, field="amount")
+    result = _bounded(value, field="amount")
     if result < 0:
-        raise MoneyError(f"amount must not be negative: {value!r}")
+        raise MoneyError(f"amount must not be negative: {_shown(value)}")
     return result
 
 
 def _signed(value: object) -> Decimal:
-    return parse_decimal(value, field="number")
+    return _bounded(value, field="number")
 
 
 def _rate(value: object) -> Decimal:
-    result = parse_decimal(value, allow_infinity=True, field="rate")
+    result = _bounded(value, allow_infinity=True, field="rate")
     if result < 0:
-        raise MoneyError(f"rate must not be negative: {value!r}")
+        raise MoneyError(f"rate must not be negative: {_shown(value)}")
     return result
 
 
@@ -64,12 +99,12 @@ def _count(value: object) -> int:
     if isinstance(value, int):
         result = value
     else:
-        number = parse_decimal(value, field="count")
+        number = _bounded(value, field="count")
         if number != number.to_integral_value():
-            raise ValueError(f"expected a whole number, got {value!r}")
+            raise ValueError(f"expected a whole number, got {_shown(value)}")
         result = int(number)
-    if result < 0:
-        raise ValueError(f"expected a non-negative whole number, got {value!r}")
+    if not 0 <= result <= MAX_COUNT:
+        raise ValueError(f"expected a whole number in 0..2^63-1, got {_shown(value)}")
     return result
 
 
@@ -140,10 +175,16 @@ class WireModel(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
 
+    _checks_text: ClassVar[bool] = False
+    """Whole records (what a response lists) check all their text once, nested parts included."""
+
     @model_validator(mode="before")
     @classmethod
     def _accept_provider_prefix(cls, data: Any, info: ValidationInfo) -> Any:
         if isinstance(data, dict):
+            if cls._checks_text and _has_lone_surrogate(data):
+                # Valid JSON (`"\ud800"`), not text: it could be neither hashed nor stored.
+                raise ValueError("text with a lone surrogate escape is not valid Unicode")
             context = info.context if isinstance(info.context, dict) else {}
             return unprefix_keys(data, str(context.get("prefix", DEFAULT_PREFIX)))
         return data
@@ -152,3 +193,19 @@ class WireModel(BaseModel):
     def unknown_fields(self) -> list[str]:
         """Names of fields the spec does not describe (for `bot doctor`)."""
         return sorted(self.model_extra or {})
+
+
+def _has_lone_surrogate(data: dict[str, Any]) -> bool:
+    """True when any key or text in `data` (nested objects and lists too) has a lone surrogate."""
+    texts: list[str] = []
+    stack: list[Any] = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, dict):
+            texts.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return _LONE_SURROGATE.search("".join(texts)) is not None

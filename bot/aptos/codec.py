@@ -360,7 +360,8 @@ def encode_entry_function(
         arguments: JSON values, one per parameter after the leading signers.
 
     Raises:
-        AbiError: unknown or non-entry function, wrong type-argument count.
+        AbiError: unknown or non-entry function, wrong type-argument count, an ABI whose
+            parameters use an undeclared type parameter.
         ArgumentError: wrong argument count, or a value that does not fit its type.
     """
     fn = resolve_function(abi, function)
@@ -381,7 +382,10 @@ def encode_entry_function(
     types, tags = _type_arguments(type_arguments)
     encoded: list[bytes] = []
     for i, (t, value) in enumerate(zip(fn.arg_types, arguments, strict=True)):
-        arg_type = substitute(t, types) if fn.arg_has_generics[i] else t
+        try:
+            arg_type = substitute(t, types) if fn.arg_has_generics[i] else t
+        except MoveTypeError as exc:  # the ABI uses a type parameter it does not declare
+            raise AbiError(f"{fn.function_id} argument {i}: {exc}") from None
         out = bytearray()
         try:
             _encode(arg_type, value, out)

@@ -17,8 +17,10 @@ from typing import Annotated
 import typer
 from apscheduler.triggers.base import BaseTrigger
 
+from bot.api import ApiError
 from bot.aptos.tokens import TokenBook
-from bot.cli.common import EXIT_USAGE, config_path, fail, load_or_exit, state
+from bot.chain import ChainError
+from bot.cli.common import EXIT_FAILURE, EXIT_USAGE, config_path, fail, load_or_exit, state
 from bot.cli.runtime import Runtime
 from bot.config import Schedule, Settings, StrategyEntry
 from bot.engine.brokers import Broker, DryRunBroker, LiveBroker, describe
@@ -30,6 +32,7 @@ from bot.engine.scheduling import Job, make_trigger
 from bot.engine.strategy import Strategy
 from bot.engine.tracker import OrderTracker
 from bot.journal import Journal
+from bot.logging import redact
 
 strategies_app = typer.Typer(help="Strategy plugins.", no_args_is_help=True)
 
@@ -99,21 +102,26 @@ def build_engine(runtime: Runtime, settings: Settings, *, dry_run: bool) -> Engi
 
 
 def print_report(report: TickReport) -> None:
-    """What a tick did, for the person watching: failures, refusals, outcomes."""
+    """What a tick did, for the person watching: failures, refusals, outcomes.
+
+    Every line passes the log redactor: an error may quote a secret.
+    """
+    lines = []
     if not report.ok:
-        typer.echo(f"{report.strategy}: FAILED: {report.error}")
+        lines.append(f"{report.strategy}: FAILED: {report.error}")
     for action, reason in report.refusals:
-        typer.echo(f"{report.strategy}: refused {describe(action)} — {reason}")
+        lines.append(f"{report.strategy}: refused {describe(action)} — {reason}")
     for action, outcome in report.outcomes:
         if outcome.lines:
-            for line in outcome.lines:
-                typer.echo(line)
+            lines.extend(outcome.lines)
         else:
             extra = f" order {outcome.order_id}" if outcome.order_id else ""
-            typer.echo(
+            lines.append(
                 f"{report.strategy}: {describe(action)} → {outcome.state}{extra}"
                 + (f" ({outcome.detail})" if outcome.detail else "")
             )
+    for line in lines:
+        typer.echo(redact(line))
 
 
 def strategy_job(
@@ -174,7 +182,10 @@ def once(
 ) -> None:
     """Tick every strategy once; exit non-zero if any strategy failed."""
     settings = load_or_exit(ctx)
-    failed = asyncio.run(_once(settings, dry_run))
+    try:
+        failed = asyncio.run(_once(settings, dry_run))
+    except (ApiError, ChainError) as exc:  # the provider or node unreachable at start-up
+        fail(str(exc), EXIT_FAILURE)
     if failed:
         raise typer.Exit(1)
 

@@ -32,7 +32,7 @@ from bot.engine.risk import RiskChecker
 from bot.engine.strategy import Context, FillInfo, OrderInfo, PriceInfo, Strategy
 from bot.engine.tracker import OrderTracker, PollReport
 from bot.journal import Journal
-from bot.logging import get_logger
+from bot.logging import get_logger, redact
 
 __all__ = ["Engine", "StrategyStats", "TickReport"]
 
@@ -221,7 +221,10 @@ class Engine:
     def _failed(self, name: str, exc: BaseException) -> TickReport:
         stats = self.stats[name]
         stats.errors += 1
-        reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
+        # An exception message may quote a secret (a URL with a token, a key).
+        reason = (
+            "timed out" if isinstance(exc, TimeoutError) else redact(f"{type(exc).__name__}: {exc}")
+        )
         stats.last_error = reason
         self._log.error("strategy.failed", strategy=name, error=reason)
         return TickReport(name, ok=False, error=reason)

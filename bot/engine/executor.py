@@ -54,7 +54,7 @@ from bot.engine.actions import (
 )
 from bot.engine.recorder import JournalRecorder, signing_for
 from bot.journal import Journal, OrderSnapshot
-from bot.logging import get_logger
+from bot.logging import get_logger, redact
 from bot.money import to_base_units
 
 __all__ = ["ExecutionResult", "Executor"]
@@ -143,6 +143,7 @@ class Executor:
         try:
             order_id, tx_hash = await self._carry_out(intent.id, strategy, action)
         except _Settled as settled:
+            settled.detail = redact(settled.detail)  # journaled: never a secret
             self.journal.set_intent_state(
                 intent.id,
                 settled.state,

@@ -1,17 +1,21 @@
 """The order tracker: polls getOrders, records every status transition and fill, emits events.
 
 Each poll, for each order kind:
-1. the `active` list, every page (live orders are few);
+1. the `active` list, every page (live orders are few; bounded by `max_active_pages`, and
+   a page that brings only orders already seen ends it: a provider repeating its pages);
 2. the `completed` list, newest first, page by page until a whole page holds only orders the
    journal already knows as final with the same record hash — then older pages cannot have
-   changed (bounded by `max_completed_pages`);
+   changed (bounded by `max_completed_pages`); a page with records set aside as malformed
+   does not count as unchanged;
 3. orders the journal holds as live but that neither list showed: asked for by id; if the
    provider no longer knows one, it is recorded with our status `missing` and reported
    once as `OrderDisappeared` (never deleted); seen again, it moves back (`OrderReappeared`).
 
-Observations are written in one journal transaction per poll; if the batch is refused,
-they are written one by one so a single bad record is isolated (logged, counted), never
-fatal. The list filters `active`/`completed` are `OrderFilter`s, not statuses.
+An order listed twice in one poll (both lists, or two pages) is taken as first seen, so the
+same pages polled again record nothing new. Observations are written in one journal
+transaction per poll; if the batch is refused, they are written one by one so a single bad
+record is isolated (logged, counted), never fatal. The list filters `active`/`completed`
+are `OrderFilter`s, not statuses.
 """
 
 from __future__ import annotations
@@ -22,7 +26,14 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from bot.api import GetOrdersRequest, OrderFilter, PanoraClient
-from bot.api.models import DCA_STATUSES, FINAL_STATUSES, LIMIT_STATUSES, DcaOrder, LimitOrder
+from bot.api.models import (
+    DCA_STATUSES,
+    FINAL_STATUSES,
+    LIMIT_STATUSES,
+    DcaOrder,
+    LimitOrder,
+    OrdersPage,
+)
 from bot.clock import Clock
 from bot.engine.events import (
     OrderDisappeared,
@@ -37,6 +48,9 @@ __all__ = ["OrderTracker", "PollReport"]
 
 OrderKind = Literal["dca", "limit"]
 Subscriber = Callable[[OrderEvent], Awaitable[None] | None]
+Page = OrdersPage[DcaOrder] | OrdersPage[LimitOrder]
+Seen = dict[str, tuple[DcaOrder | LimitOrder, str]]
+"""Order id → (record, record hash), as first seen in this poll."""
 MISSING: Final = "missing"
 """Our status for a live order the provider no longer lists, even by id (not final)."""
 KNOWN: Final = {"dca": DCA_STATUSES | {MISSING}, "limit": LIMIT_STATUSES | {MISSING}}
@@ -69,6 +83,7 @@ class OrderTracker:
         kinds: Iterable[OrderKind] = ("dca", "limit"),
         page_size: int = 50,
         max_completed_pages: int = 20,
+        max_active_pages: int = 100,
     ) -> None:
         self.client = client
         self.journal = journal
@@ -77,6 +92,7 @@ class OrderTracker:
         self.kinds = tuple(kinds)
         self.page_size = page_size
         self.max_completed_pages = max_completed_pages
+        self.max_active_pages = max_active_pages
         self._subscribers: list[Subscriber] = []
         self._log = get_logger("tracker", wallet=wallet)
 
@@ -103,7 +119,7 @@ class OrderTracker:
         page: int,
         report: PollReport,
         order_id: str | None = None,
-    ) -> list[DcaOrder | LimitOrder]:
+    ) -> Page:
         request = GetOrdersRequest(
             chain_id=self.client.chain_id,
             wallet=self.wallet,
@@ -116,42 +132,41 @@ class OrderTracker:
         result = await self.client.get_orders(kind, request)
         report.pages += 1
         report.rejected_records += len(result.rejected)
-        self._last_total_pages = result.total_pages
-        return list(result.orders)
+        return result
 
     async def _poll_kind(self, kind: OrderKind, report: PollReport) -> None:
         index = self.journal.order_index(kind, self.wallet)  # id → (status, last hash)
         missing: list[str] = []
-        seen: dict[str, DcaOrder | LimitOrder] = {}
-        hashes: dict[str, str] = {}
-        page = 1
-        while True:  # active: every page
-            orders = await self._page(kind, OrderFilter.ACTIVE, page, report)
-            seen.update((o.order_id, o) for o in orders)
-            hashes.update((o.order_id, record_hash(o)) for o in orders)
-            if page >= self._last_total_pages or not orders:
+        seen: Seen = {}
+        for page in range(1, self.max_active_pages + 1):  # active: every page
+            result = await self._page(kind, OrderFilter.ACTIVE, page, report)
+            new = _take([(o, record_hash(o)) for o in result.orders], seen)
+            if page >= result.total_pages or not (result.orders or result.rejected):
                 break
-            page += 1
+            if result.orders and not new:  # the same orders again: the provider repeats
+                break
+        else:
+            self._log.warning("tracker.page_limit", kind=kind, pages=self.max_active_pages)
         for page in range(1, self.max_completed_pages + 1):  # completed: until unchanged
-            orders = await self._page(kind, OrderFilter.COMPLETED, page, report)
-            hashes.update((o.order_id, record_hash(o)) for o in orders)
+            result = await self._page(kind, OrderFilter.COMPLETED, page, report)
+            hashed = [(o, record_hash(o)) for o in result.orders]
             fresh = [
                 o
-                for o in orders
-                if index.get(o.order_id) != (o.status, hashes[o.order_id])
-                or o.status not in FINAL_STATUSES
+                for o, digest in hashed
+                if index.get(o.order_id) != (o.status, digest) or o.status not in FINAL_STATUSES
             ]
-            seen.update((o.order_id, o) for o in orders)
-            if not fresh or page >= self._last_total_pages:
+            _take(hashed, seen)
+            if not (fresh or result.rejected) or page >= result.total_pages:
                 break
         for order_id, (status, _raw) in index.items():
             if order_id in seen or status in FINAL_STATUSES:
                 continue
             for list_filter in (OrderFilter.ACTIVE, OrderFilter.COMPLETED):
-                found = await self._page(kind, list_filter, 1, report, order_id=order_id)
+                result = await self._page(kind, list_filter, 1, report, order_id=order_id)
+                # An answer about another order (a provider ignoring the filter) is none.
+                found = [o for o in result.orders if o.order_id == order_id]
                 if found:
-                    seen[order_id] = found[0]
-                    hashes[order_id] = record_hash(found[0])
+                    seen[order_id] = (found[0], record_hash(found[0]))
                     break
             else:
                 if status != MISSING:  # recorded (and reported) once, not every poll
@@ -166,9 +181,9 @@ class OrderTracker:
         report.orders_seen += len(seen)
         # Only new or changed records reach the journal: an unchanged one has nothing to say.
         changed = [
-            observation_of(kind, order, self.wallet, hashes[order_id])
-            for order_id, order in seen.items()
-            if index.get(order_id) != (order.status, hashes[order_id])
+            observation_of(kind, order, self.wallet, digest)
+            for order_id, (order, digest) in seen.items()
+            if index.get(order_id) != (order.status, digest)
         ]
         if changed:
             self._record(kind, changed, report)
@@ -229,3 +244,13 @@ class OrderTracker:
                 status=change.to_status,
             )
         report.events.extend(event_for_change(kind, change))
+
+
+def _take(hashed: Iterable[tuple[DcaOrder | LimitOrder, str]], seen: Seen) -> int:
+    """Add the (order, hash) pairs not yet seen in this poll (first seen wins); how many."""
+    new = 0
+    for order, digest in hashed:
+        if order.order_id not in seen:
+            seen[order.order_id] = (order, digest)
+            new += 1
+    return new

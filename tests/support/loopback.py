@@ -20,6 +20,8 @@ def serve(app: Any, *, ready_timeout: float = 10.0) -> Iterator[str]:
     """Serve `app` on loopback; yields its base URL (`http://127.0.0.1:PORT`)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit it: without, Nagle + delayed ACKs cost ~45 ms a request.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
