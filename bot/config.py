@@ -30,6 +30,7 @@ from bot.aptos.address import Address, AddressError, FunctionId
 
 __all__ = [
     "ALERT_EVENT_NAMES",
+    "PRICE_CREDIT",
     "SECRET_KEYS",
     "AlertSettings",
     "ApiSettings",
@@ -60,6 +61,9 @@ SECRET_KEYS: Final = frozenset(
 
 `api_keys` are the paper world's: in paper mode the bot sends the first as its API key,
 and the same key is often the live one."""
+
+PRICE_CREDIT: Final = "Prices by Panora"
+"""The credit line the provider asks for wherever its prices are shown (spec: overview)."""
 
 ALERT_EVENT_NAMES: Final = frozenset(
     {

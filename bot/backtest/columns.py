@@ -6,12 +6,18 @@ fraction digits (`"5.125"` → 5125, 3) — long or exponent-form text goes thro
 exact `decimal128` cast instead — and each token's prices are then put on one exponent
 (its most fraction digits). Nothing passes through a float. Whatever this reader cannot
 take whole raises `Untidy`, and the caller reads the file row by row instead.
+
+A Parquet file is read a column at a time into arrays of its row count (the price
+column of a large file on two threads, half of its row groups each); a CSV file in
+blocks, joined at the end. Rows are then grouped by token without sorting the whole
+file when it is already in time order, and a file of one token keeps no token column.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -40,24 +46,51 @@ def _header(path: Path) -> list[str]:
 
 
 _BATCH_ROWS: Final = 1 << 13
+_PARQUET_BUFFER: Final = 1 << 16
 _CSV_BLOCK: Final = 1 << 22
+_THREADED_ROWS: Final = 1 << 20
+"""A Parquet file with more rows converts its prices (the slow column) on two threads."""
 
 
-def _batches(path: Path) -> Iterator[Any]:
-    """The file's record batches (required columns only): a bounded amount in memory."""
+def _is_parquet(path: Path) -> bool:
+    return path.suffix.lower() in (".parquet", ".pq")
+
+
+def _parquet_rows(path: Path) -> int:
+    """A Parquet file's row count (its metadata), once its columns are checked."""
     import pyarrow as pa
-    import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    if path.suffix.lower() in (".parquet", ".pq"):
-        parquet = pq.ParquetFile(path, read_dictionary=["token"], pre_buffer=False)
-        _check_columns(path, parquet.schema_arrow.names)
-        if pa.types.is_floating(parquet.schema_arrow.field("usdPrice").type):
-            raise ValueError(f"{path}: usdPrice is a float column; store prices as text or decimal")
-        yield from parquet.iter_batches(
-            batch_size=_BATCH_ROWS, columns=list(REQUIRED_COLUMNS), use_threads=False
-        )
-        return
+    parquet = pq.ParquetFile(path)
+    _check_columns(path, parquet.schema_arrow.names)
+    if pa.types.is_floating(parquet.schema_arrow.field("usdPrice").type):
+        raise ValueError(f"{path}: usdPrice is a float column; store prices as text or decimal")
+    return int(parquet.metadata.num_rows)
+
+
+def _parquet_column(path: Path, name: str) -> Iterator[Any]:
+    """One column of a Parquet file, batch by batch, streamed in small reads.
+
+    A column at a time: Arrow keeps what it read of a column resident, so reading the
+    three columns together holds them all at once (several megabytes more at the peak).
+    """
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(
+        path,
+        read_dictionary=["token"] if name == "token" else None,
+        pre_buffer=False,
+        buffer_size=_PARQUET_BUFFER,
+    )
+    for batch in parquet.iter_batches(batch_size=_BATCH_ROWS, columns=[name], use_threads=False):
+        yield batch.column(0)
+
+
+def _csv_batches(path: Path) -> Iterator[Any]:
+    """A CSV file's record batches (required columns only): a bounded amount in memory."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
     _check_columns(path, _header(path))
     options = pacsv.ConvertOptions(
         include_columns=list(REQUIRED_COLUMNS),
@@ -73,15 +106,6 @@ def _batches(path: Path) -> Iterator[Any]:
         yield from reader
     except pa.ArrowInvalid as exc:
         raise Untidy(str(exc)) from None
-
-
-def _row_count(path: Path) -> int | None:
-    """The number of rows of a Parquet file (its metadata); None for CSV."""
-    if path.suffix.lower() not in (".parquet", ".pq"):
-        return None
-    import pyarrow.parquet as pq
-
-    return int(pq.ParquetFile(path).metadata.num_rows)
 
 
 def _check_columns(path: Path, names: Iterable[str]) -> None:
@@ -196,24 +220,51 @@ def _prices(column: Any) -> Coefs:
     return coefs, places
 
 
-def _tokens(column: Any, key_of: KeyOf, keys: list[str]) -> npt.NDArray[np.int32]:
-    """Per row, the index of its token key in `keys` (extended; spellings merged)."""
+class _Keys:
+    """Token keys in order of first appearance, and each token text's index among them."""
+
+    def __init__(self, key_of: KeyOf) -> None:
+        self.key_of = key_of
+        self.keys: list[str] = []
+        self._index: dict[str, int] = {}
+        self._texts: dict[str, int] = {}
+
+    def index(self, text: str) -> int:
+        """The index of the key of a token text (a new key is appended).
+
+        Raises:
+            Untidy: the text names no token.
+        """
+        found = self._texts.get(text)
+        if found is None:
+            try:
+                key = self.key_of(text.strip())
+            except (ValueError, LookupError) as exc:
+                raise Untidy(str(exc)) from None
+            found = self._index.get(key)
+            if found is None:
+                found = self._index[key] = len(self.keys)
+                self.keys.append(key)
+            self._texts[text] = found
+        return found
+
+
+def _tokens(column: Any, keys: _Keys) -> npt.NDArray[np.int32]:
+    """Per row, the index of its token key (spellings of one token merged)."""
     import pyarrow.compute as pc
 
     if column.null_count:
         raise Untidy("empty token")
     encoded = column if hasattr(column, "dictionary") else pc.dictionary_encode(column)
-    mapping = []
-    for text in encoded.dictionary.to_pylist():
-        try:
-            key = key_of(str(text).strip())
-        except (ValueError, LookupError) as exc:
-            raise Untidy(str(exc)) from None
-        if key not in keys:
-            keys.append(key)
-        mapping.append(keys.index(key))
+    mapping = [keys.index(str(text)) for text in encoded.dictionary.to_pylist()]
     indices = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int32)
     return np.asarray(mapping, dtype=np.int32)[indices]
+
+
+_SCALE_CHUNK: Final = 1 << 16
+_POW10: Final = np.array([10**k for k in range(19)], dtype=np.int64)
+_LIMITS: Final = np.array([_INT64_MAX // 10**k for k in range(19)], dtype=np.int64)
+"""`_LIMITS[k]`: the largest int64 that can be multiplied by 10**k."""
 
 
 def _one_scale(
@@ -222,26 +273,23 @@ def _one_scale(
     """One token's prices on one exponent (its most fraction digits), exactly, in place.
 
     A series that would overflow int64 on that scale is carried as Python integers.
+    Worked chunk by chunk, so the temporary arrays stay small.
     """
     if not coefs.size:
         return coefs, 0
-    most = int(places.max())
-    shifts = [int(k) for k in np.unique(places) if k != most]
+    most, least = int(places.max()), int(places.min())
+    if most == least:
+        return coefs, -most
+    chunks = [slice(i, i + _SCALE_CHUNK) for i in range(0, coefs.size, _SCALE_CHUNK)]
     if coefs.dtype != object:
-        fits = True
-        for own in shifts:
-            mask = places == own
-            factor = 10 ** (most - own)
-            if factor > _INT64_MAX or int(coefs[mask].max()) > _INT64_MAX // factor:
-                fits = False
-                break
-        if fits:
-            for own in shifts:
-                mask = places == own
-                coefs[mask] *= 10 ** (most - own)
+        if least >= most - 18 and not any(
+            bool(np.any(coefs[part] > _LIMITS[most - places[part]])) for part in chunks
+        ):
+            for part in chunks:
+                coefs[part] *= _POW10[most - places[part]]
             return coefs, -most
         coefs = coefs.astype(object)
-    for own in shifts:
+    for own in (int(k) for k in np.unique(places) if k != most):
         mask = places == own
         coefs[mask] = coefs[mask] * 10 ** (most - own)
     return coefs, -most
@@ -265,47 +313,149 @@ def _lean_arrow() -> Iterator[None]:
         pa.set_memory_pool(previous)
 
 
-class _Columns:
-    """The converted columns, batch by batch.
+class _Whole:
+    """One column's values for every row of a Parquet file, written batch by batch.
 
-    Written into arrays of the file's row count when it is known (Parquet), so the
-    whole is never held twice; else kept in parts and joined at the end.
+    Python-integer prices (a batch of them) turn the array into an object array.
     """
 
-    def __init__(self, rows: int | None) -> None:
-        self.rows = rows
+    def __init__(self, rows: int, dtype: type) -> None:
+        self.array: npt.NDArray[Any] = np.empty(rows, dtype=dtype)
         self.filled = 0
-        self.parts: list[tuple[npt.NDArray[Any], ...]] = []
-        if rows is not None:
-            self.whole: tuple[npt.NDArray[Any], ...] = (
-                np.empty(rows, dtype=np.int64),
-                np.empty(rows, dtype=np.int64),
-                np.empty(rows, dtype=np.int16),
-                np.empty(rows, dtype=np.int32),
-            )
 
-    def add(self, *columns: npt.NDArray[Any]) -> None:
-        """One batch's (times, coefficients, places, tokens)."""
-        size = columns[0].size
-        if self.rows is not None and columns[1].dtype == object:
-            self.parts = [tuple(c[: self.filled] for c in self.whole)]
-            self.rows = None  # Python-integer prices: keep parts from here on
-        if self.rows is None:
-            self.parts.append(columns)
-        else:
-            for target, column in zip(self.whole, columns, strict=True):
-                target[self.filled : self.filled + size] = column
-        self.filled += size
+    def add(self, values: npt.NDArray[Any]) -> None:
+        """The next batch's values."""
+        end = self.filled + values.size
+        if end > self.array.size:
+            raise Untidy("more rows than the file's metadata counts")
+        if values.dtype == object and self.array.dtype != object:
+            self.array = self.array.astype(object)
+        self.array[self.filled : end] = values
+        self.filled = end
 
-    def arrays(self) -> tuple[npt.NDArray[Any], ...]:
-        """(times, coefficients, places, tokens) of every row read."""
-        if self.rows is not None:
-            return tuple(c[: self.filled] for c in self.whole)
-        if any(part[1].dtype == object for part in self.parts):
-            self.parts = [(t, c.astype(object), p, k) for t, c, p, k in self.parts]
-        joined = tuple(np.concatenate(column) for column in zip(*self.parts, strict=True))
-        self.parts = []
-        return joined
+    def values(self) -> npt.NDArray[Any]:
+        """Every row's value."""
+        return self.array[: self.filled]
+
+
+class _TokenColumn(_Whole):
+    """The token column: not written at all while every row is of the first token.
+
+    Pages of `np.empty` are touched only when written: unused, it costs no memory.
+    """
+
+    def __init__(self, rows: int) -> None:
+        super().__init__(rows, np.int32)
+        self.one_token = True
+
+    def add(self, values: npt.NDArray[Any]) -> None:
+        """The next batch's token indices."""
+        if self.one_token and not bool(values.any()):
+            self.filled += values.size
+            return
+        if self.one_token:
+            self.one_token = False
+            self.array[: self.filled] = 0
+        super().add(values)
+
+    def values(self) -> npt.NDArray[Any]:
+        """Every row's token index; empty when all rows are of the first token."""
+        return np.empty(0, dtype=np.int32) if self.one_token else super().values()
+
+
+_Arrays = tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any]]
+"""Every row's (time, price coefficient, fraction digits, token index); token indices
+empty when every row is of the first token."""
+
+
+def _parquet_arrays(path: Path, keys: _Keys) -> _Arrays:
+    rows = _parquet_rows(path)
+    times = _Whole(rows, np.int64)
+    for column in _parquet_column(path, "timestamp"):
+        times.add(_times(column))
+    prices = _threaded_prices(path, rows) if rows >= _THREADED_ROWS else None
+    if prices is None:
+        coefs, places = _Whole(rows, np.int64), _Whole(rows, np.int16)
+        for column in _parquet_column(path, "usdPrice"):
+            batch_coefs, batch_places = _prices(column)
+            coefs.add(batch_coefs)
+            places.add(batch_places)
+        prices = (coefs.values(), places.values())
+    tokens = _TokenColumn(rows)
+    for column in _parquet_column(path, "token"):
+        tokens.add(_tokens(column, keys))
+    if not times.filled == prices[0].size == tokens.filled:
+        raise Untidy("columns of different lengths")
+    return times.values(), prices[0], prices[1], tokens.values()
+
+
+class _Objects(Exception):
+    """A batch of prices beyond int64: the threaded conversion gives way."""
+
+
+def _threaded_prices(
+    path: Path, rows: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int16]] | None:
+    """Price coefficients and fraction digits, half of the row groups on each of two threads.
+
+    Each thread writes its own rows of the two arrays (Arrow's reading and conversions
+    let go of the interpreter). None when it cannot be split (one row group) or when a
+    price is beyond int64: the caller then converts the column in one pass.
+    """
+    import pyarrow.parquet as pq
+
+    metadata = pq.ParquetFile(path).metadata
+    counts = [int(metadata.row_group(i).num_rows) for i in range(metadata.num_row_groups)]
+    if len(counts) < 2 or sum(counts) != rows:
+        return None
+    half = min(range(1, len(counts)), key=lambda i: abs(2 * sum(counts[:i]) - rows))
+    middle = sum(counts[:half])
+    spans = [(list(range(half)), 0, middle), (list(range(half, len(counts))), middle, rows)]
+    coefs = np.empty(rows, dtype=np.int64)
+    places = np.empty(rows, dtype=np.int16)
+
+    def fill(span: tuple[list[int], int, int]) -> None:
+        groups, start, end = span
+        parquet = pq.ParquetFile(path, pre_buffer=False, buffer_size=_PARQUET_BUFFER)
+        batches = parquet.iter_batches(
+            batch_size=_BATCH_ROWS, columns=["usdPrice"], row_groups=groups, use_threads=False
+        )
+        for batch in batches:
+            batch_coefs, batch_places = _prices(batch.column(0))
+            if batch_coefs.dtype == object:
+                raise _Objects
+            stop = start + batch_coefs.size
+            if stop > end:
+                raise Untidy("more rows than the file's metadata counts")
+            coefs[start:stop] = batch_coefs
+            places[start:stop] = batch_places
+            start = stop
+        if start != end:
+            raise Untidy("fewer rows than the file's metadata counts")
+
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            list(pool.map(fill, spans))
+    except _Objects:
+        return None
+    return coefs, places
+
+
+def _csv_arrays(path: Path, keys: _Keys) -> _Arrays:
+    parts: list[tuple[npt.NDArray[Any], ...]] = []
+    for batch in _csv_batches(path):
+        batch_coefs, batch_places = _prices(batch.column("usdPrice"))
+        batch_times = _times(batch.column("timestamp"))
+        parts.append((batch_times, batch_coefs, batch_places, _tokens(batch.column("token"), keys)))
+    if not parts:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, np.empty(0, dtype=np.int16), np.empty(0, dtype=np.int32)
+    if any(part[1].dtype == object for part in parts):  # Python-integer prices somewhere
+        parts = [(t, c.astype(object), p, k) for t, c, p, k in parts]
+    times, coefs, places, tokens = (np.concatenate([part[i] for part in parts]) for i in range(4))
+    if not bool(tokens.any()):
+        tokens = tokens[:0]  # one token
+    return times, coefs, places, tokens
 
 
 def read_columns(path: Path, key_of: KeyOf) -> tuple[dict[str, Arrays], int, int]:
@@ -318,57 +468,49 @@ def read_columns(path: Path, key_of: KeyOf) -> tuple[dict[str, Arrays], int, int
         Untidy: a cell this reader cannot take (the row reader must).
         ValueError: a required column is missing, or a float price column (Parquet).
     """
-    keys: list[str] = []
-    columns = _Columns(_row_count(path))
+    keys = _Keys(key_of)
     with _lean_arrow():
-        for batch in _batches(path):
-            coefs, places = _prices(batch.column("usdPrice"))
-            columns.add(
-                _times(batch.column("timestamp")),
-                coefs,
-                places,
-                _tokens(batch.column("token"), key_of, keys),
-            )
-    rows = columns.filled
+        if _is_parquet(path):
+            times, coefs, places, tokens = _parquet_arrays(path, keys)
+        else:
+            times, coefs, places, tokens = _csv_arrays(path, keys)
+    rows = times.size
     if not rows:
         return {}, 0, 0
-    times, coefs, places, tokens = columns.arrays()
-    del columns
-    if not _ordered(tokens, times):
-        order = _order(tokens, times, len(keys))
-        times, coefs, places, tokens = times[order], coefs[order], places[order], tokens[order]
-        del order
-    kept = rows
-    repeated = (tokens[1:] == tokens[:-1]) & (times[1:] == times[:-1])
-    if bool(repeated.any()):  # of a repeated (token, time), the last row wins
-        keep = np.append(~repeated, True)
-        kept = int(keep.sum())
-        times, coefs, places, tokens = times[keep], coefs[keep], places[keep], tokens[keep]
-    bounds = np.searchsorted(tokens, np.arange(len(keys) + 1))
     found: dict[str, Arrays] = {}
-    for i, key in enumerate(keys):
-        part = slice(int(bounds[i]), int(bounds[i + 1]))
-        scaled, exponent = _one_scale(coefs[part], places[part])
-        found[key] = (times[part], scaled, exponent)
+    kept = 0
+    for key, rows_of in zip(keys.keys, _groups(tokens, rows, len(keys.keys)), strict=True):
+        token_times, token_coefs, token_places = times[rows_of], coefs[rows_of], places[rows_of]
+        if not bool(np.all(token_times[1:] >= token_times[:-1])):
+            order = np.argsort(token_times, kind="stable")  # a repeated time keeps file order
+            token_times, token_coefs = token_times[order], token_coefs[order]
+            token_places = token_places[order]
+        repeated = token_times[1:] == token_times[:-1]
+        if bool(repeated.any()):  # of a repeated (token, time), the last row wins
+            keep = np.append(~repeated, True)
+            token_times, token_coefs = token_times[keep], token_coefs[keep]
+            token_places = token_places[keep]
+        kept += token_times.size
+        scaled, exponent = _one_scale(token_coefs, token_places)
+        found[key] = (token_times, scaled, exponent)
     return found, rows, rows - kept
 
 
-def _order(
-    tokens: npt.NDArray[np.int32], times: npt.NDArray[np.int64], count: int
-) -> npt.NDArray[np.intp]:
-    """Row order by (token, time), stable (a repeated time keeps the file's order)."""
-    if count <= 1 << 15:
-        # Files in time order (the recorder's, the synthesiser's) need only a stable
-        # sort by token: a radix sort on small integers.
-        order = np.argsort(tokens.astype(np.int16), kind="stable")
-        grouped_tokens, grouped_times = tokens[order], times[order]
-        if _ordered(grouped_tokens, grouped_times):
-            return order
-    return np.lexsort((times, tokens))
+def _groups(
+    tokens: npt.NDArray[np.int32], rows: int, count: int
+) -> Sequence[slice | npt.NDArray[np.intp]]:
+    """Each token's rows in file order: a slice when they are together, else their indices.
 
-
-def _ordered(tokens: npt.NDArray[np.int32], times: npt.NDArray[np.int64]) -> bool:
-    """Whether rows already go token by token, each token's times not decreasing."""
-    later = tokens[1:] > tokens[:-1]
-    same = tokens[1:] == tokens[:-1]
-    return bool(np.all(later | (same & (times[1:] >= times[:-1]))))
+    `tokens` is empty when every row is of the one token.
+    """
+    if not tokens.size:  # (a key named only by an unused dictionary entry has no rows)
+        return [slice(0, rows)] + [slice(rows, rows)] * (count - 1)
+    bounds = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.bincount(tokens, minlength=count), out=bounds[1:])
+    edges = [(int(bounds[i]), int(bounds[i + 1])) for i in range(count)]
+    if bool(np.all(tokens[1:] >= tokens[:-1])):  # already token by token
+        return [slice(low, high) for low, high in edges]
+    # A stable sort by token (a radix sort on small integers): each token's rows in
+    # file order; a file in time order (the recorder's, the synthesiser's) is done.
+    order = np.argsort(tokens.astype(np.int16) if count <= 1 << 15 else tokens, kind="stable")
+    return [order[low:high] for low, high in edges]

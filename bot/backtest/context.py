@@ -20,7 +20,7 @@ same `OrderEvent`s the tracker emits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
 from datetime import datetime
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, ROUND_DOWN, Decimal
 from decimal import Context as DecimalContext
@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from bot.aptos.tokens import Token, TokenBook, TokenLookupError
 from bot.backtest.broker import CoreBroker
+from bot.config import param_strings
 from bot.engine.events import OrderEvent, event_for_change
 from bot.engine.strategy import Context, FillInfo, OrderInfo, PriceInfo, Strategy
 from bot.journal import OrderChange
@@ -38,9 +39,10 @@ from bot.paper.core.dca import DcaOrder
 from bot.paper.core.limit import LimitOrder
 from bot.paper.core.market import PaperMarket
 from bot.paper.core.orders import OrderState
+from bot.paper.core.prices import PriceBook
 from bot.paper.core.swaps import SwapError
 
-__all__ = ["ContextBuilder", "OrderWatcher", "human"]
+__all__ = ["ContextBuilder", "HumanAmounts", "OrderWatcher", "human"]
 
 _WIDE: Final = DecimalContext(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)
 _FINAL: Final = frozenset({"filled", "cancelled", "expired", "refunded"})
@@ -55,26 +57,50 @@ def human(units: int, token: Token) -> Decimal:
     return Decimal(units).scaleb(-token.decimals, context=_WIDE)
 
 
+class HumanAmounts:
+    """`human` for one token, one shared `Decimal` per amount seen recently.
+
+    An order's records repeat a few amounts thousands of times (a DCA's slice and keeper
+    fee): the values are immutable, so one object serves them all.
+    """
+
+    def __init__(self, token: Token, size: int = 256) -> None:
+        self.places = -token.decimals
+        self.size = size
+        self.known: dict[int, Decimal] = {}
+
+    def __call__(self, units: int) -> Decimal:
+        """The human amount of `units` base units."""
+        value = self.known.get(units)
+        if value is None:
+            if len(self.known) >= self.size:
+                self.known.clear()
+            value = self.known[units] = Decimal(units).scaleb(self.places, context=_WIDE)
+        return value
+
+
 def _wire(value: Decimal | None) -> Decimal | None:
-    """A value as the client reads it off the wire: plain text, no trailing zeros."""
-    return None if value is None else Decimal(format_decimal(value))
+    """A value as the client reads it off the wire: plain text, no trailing zeros.
+
+    That is `Decimal(format_decimal(value))`, made without the text: an integral value
+    becomes an integer (exponent 0, no negative zero), any other loses its trailing zeros.
+    """
+    if value is None:
+        return None
+    if not value.is_finite():
+        return Decimal(format_decimal(value))
+    if value == value.to_integral_value():
+        return Decimal(int(value))
+    return value.normalize(_WIDE)
 
 
-def strings_in(value: Any) -> set[str]:
-    """Every string in a parameter tree (values and mapping keys): candidate token names."""
-    if isinstance(value, str):
-        return {value}
-    if isinstance(value, dict):
-        return {s for k, v in value.items() for s in (strings_in(k) | strings_in(v))}
-    if isinstance(value, list | tuple | set):
-        return {s for v in value for s in strings_in(v)}
-    return set()
-
-
-def named_tokens(strategy: Strategy, book: TokenBook) -> dict[str, Token]:
+def named_tokens(
+    strategy: Strategy, book: TokenBook, *, with_apt: bool = True
+) -> dict[str, Token]:
     """The tokens a strategy's parameters name (plus APT, as the engine's balances), by key."""
     found: dict[str, Token] = {}
-    for name in sorted({"APT", *strings_in(strategy.params.model_dump())}):
+    names = param_strings(strategy.params.model_dump())
+    for name in sorted({"APT", *names} if with_apt else set(names)):
         try:
             token = book.find(name)
         except TokenLookupError:
@@ -92,6 +118,7 @@ class _OrderCache:
         self.strategy = strategy
         self.seen: tuple[str, int] = ("", -1)
         self.fills: tuple[FillInfo, ...] = ()
+        self.sold = HumanAmounts(order.sell)
         self.info = self.refresh()
 
     @property
@@ -106,14 +133,14 @@ class _OrderCache:
     def refresh(self) -> OrderInfo:
         """Rebuild `info` from the order (new execution records converted once)."""
         order = self.order
-        sell, buy = order.sell, order.buy
+        sell, buy, sold = order.sell, order.buy, self.sold
         self.fills += tuple(
             FillInfo(
                 d.tx_id,
                 d.type,
-                human(d.from_amount, sell),
+                sold(d.from_amount),
                 human(d.to_amount, buy),
-                human(d.fee_amount, sell),
+                sold(d.fee_amount),
                 d.time,
             )
             for d in order.details[len(self.fills) :]
@@ -171,6 +198,55 @@ class _OrderList:
         return self._listed
 
 
+class _TickPrices(Mapping[str, PriceInfo]):
+    """The tick's prices, as the live context lists them: every priced token, by each id.
+
+    A token's `PriceInfo` is worked out when first read (a DCA reads none): the same
+    values, of the same moment, as making them all up front.
+    """
+
+    def __init__(
+        self, book: PriceBook, now: datetime, tokens: Mapping[str, tuple[str, str]]
+    ) -> None:
+        self._book = book
+        self._now = now
+        self._tokens = tokens
+        self._infos: dict[str, PriceInfo] = {}
+        self._all: dict[str, PriceInfo] | None = None
+
+    def __getitem__(self, identity: str) -> PriceInfo:
+        key, symbol = self._tokens[identity]
+        info = self._infos.get(key)
+        if info is None:
+            book, now = self._book, self._now
+            change = _wire(book.change_24h(key, now))  # first: see `PriceBook.change_24h`
+            info = PriceInfo(key, symbol, _wire(book.usd_visible(key, now)), change)
+            self._infos[key] = info
+        return info
+
+    def __contains__(self, identity: object) -> bool:
+        return identity in self._tokens
+
+    def values(self) -> ValuesView[PriceInfo]:
+        """Every price (a look-up by symbol walks them all): made once, as a dict's."""
+        return self._every().values()
+
+    def items(self) -> ItemsView[str, PriceInfo]:
+        """Every (identity, price), as a dict's."""
+        return self._every().items()
+
+    def _every(self) -> dict[str, PriceInfo]:
+        if self._all is None:
+            self._all = {identity: self[identity] for identity in self._tokens}
+        return self._all
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tokens)
+
+    def __len__(self) -> int:
+        return len(self._tokens)
+
+
 class ContextBuilder:
     """Builds the `Context` of one strategy at the market's current time."""
 
@@ -187,13 +263,18 @@ class ContextBuilder:
         self.market = market
         self.broker = broker
         self.strategy = strategy
-        self.priced = list(priced)
+        self.priced = {
+            identity: (token.address, token.symbol or "?")
+            for token in priced
+            for identity in token.keys
+        }
+        """Every identity of every priced token → (its key, its symbol)."""
         self.named = list(named)
         self.log = log
         self.state: dict[str, str] = {}
         """The strategy's state as the journal stores it: key → canonical JSON."""
         self._orders = _OrderList(market, broker, strategy.instance)
-        self._prices: tuple[datetime, dict[str, PriceInfo]] | None = None
+        self._prices: tuple[datetime, Mapping[str, PriceInfo]] | None = None
         self._intents: dict[str, str] = {}
         self._decoded: dict[str, Any] = {}
 
@@ -212,6 +293,10 @@ class ContextBuilder:
             quote=self._quote,
             intents=self._intents_now(),
         )
+
+    def release(self) -> None:
+        """Forget the orders' views (their fills in human units): the run is over."""
+        self._orders = _OrderList(self.market, self.broker, self.strategy.instance)
 
     def _state_value(self, text: str) -> Any:
         """A stored value, decoded; immutable ones are decoded once and reused."""
@@ -241,20 +326,10 @@ class ContextBuilder:
         for key, value in ctx.saved.items():
             self.state[key] = encode_json(value)
 
-    def _prices_now(self, now: datetime) -> dict[str, PriceInfo]:
+    def _prices_now(self, now: datetime) -> Mapping[str, PriceInfo]:
         if self._prices is not None and self._prices[0] == now:
             return self._prices[1]
-        book = self.market.prices
-        prices: dict[str, PriceInfo] = {}
-        for token in self.priced:
-            info = PriceInfo(
-                token.address,
-                token.symbol or "?",
-                _wire(book.usd_visible(token.address, now)),
-                _wire(book.change_24h(token.address, now)),
-            )
-            for identity in token.keys:
-                prices[identity] = info
+        prices = _TickPrices(self.market.prices, now, self.priced)
         self._prices = (now, prices)
         return prices
 

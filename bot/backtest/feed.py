@@ -178,10 +178,15 @@ class Feed:
 
 def _strip_zeros(coefs: npt.NDArray[Any], exponent: int) -> tuple[npt.NDArray[Any], int]:
     """Divide out the powers of ten every coefficient shares (a smaller, equal series)."""
-    while coefs.size and bool(np.all(coefs % 10 == 0)):
+    while coefs.size and _all_tens(coefs):
         coefs = coefs // 10
         exponent += 1
     return coefs, exponent
+
+
+def _all_tens(coefs: npt.NDArray[Any], chunk: int = 1 << 16) -> bool:
+    """Whether every coefficient is a multiple of 10 (chunk by chunk: no whole-array copy)."""
+    return all(not bool(np.any(coefs[i : i + chunk] % 10)) for i in range(0, coefs.size, chunk))
 
 
 def _series(
@@ -236,6 +241,12 @@ def _recorded(path: Path, peek: int = 200) -> bool:
         parquet = pq.ParquetFile(path)
         if "nativePrice" not in parquet.schema_arrow.names or not parquet.num_row_groups:
             return False
+        group = parquet.metadata.row_group(0)
+        for index in range(group.num_columns):
+            chunk = group.column(index)
+            stats = chunk.statistics
+            if chunk.path_in_schema == "nativePrice" and stats is not None and stats.has_null_count:
+                return bool(stats.null_count < group.num_rows)  # the metadata says
         column = parquet.read_row_group(0, columns=["nativePrice"]).column(0)
         return bool(column.null_count < len(column))
     with path.open(newline="", encoding="utf-8-sig") as handle:

@@ -27,11 +27,14 @@ any other pair are counted and their fees included, but they are not in the posi
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
+from itertools import pairwise
 from typing import Any, NamedTuple
 
 from bot.backtest.result import BacktestFill, BacktestResult, PricePoints
@@ -244,28 +247,42 @@ def value_path(
     then). The start and the end of the window are always included when the asset has
     prices; a fill is valued at its own oracle price.
     """
-    # (time, rank, Δheld, Δcost USD, Δproceeds USD, asset price): fills before samples.
-    steps: list[tuple[datetime, int, Decimal, Decimal, Decimal, Decimal]] = []
-    for f in fills:
-        if f.skipped:
-            continue
-        if (f.sell_token, f.buy_token) == (quote, asset):
-            steps.append((f.time, 0, f.bought, f.sold * f.sell_usd, ZERO, f.buy_usd))
-        elif (f.sell_token, f.buy_token) == (asset, quote):
-            steps.append((f.time, 0, -f.sold, ZERO, f.bought * f.buy_usd, f.sell_usd))
+    if any(a.time > b.time for a, b in pairwise(fills)):
+        fills = sorted(fills, key=lambda f: f.time)  # stable: same-time fills keep order
     prices = result.prices.get(asset)
+    sampled: list[tuple[datetime, Decimal]] = []
     if prices is not None:
         sampled = [(result.start, _price_at(prices, result.start))]
         sampled += [(t, p) for t, p in prices.sample(points) if result.start < t < result.end]
         sampled.append((result.end, prices.last))
-        steps += [(t, 1, ZERO, ZERO, ZERO, p) for t, p in sampled]
-    steps.sort(key=lambda s: (s[0], s[1]))  # stable: same-time fills keep their order
+    # Both in time order (`fills` is sorted): merged as they come, a fill before a sample
+    # at the same moment, same-time fills in their order; no list of every step is built.
+    steps = heapq.merge(
+        _fill_steps(fills, quote, asset),
+        ((t, 1, ZERO, ZERO, ZERO, p) for t, p in sampled),
+        key=lambda s: (s[0], s[1]),
+    )
     path: list[ValuePoint] = []
     held = cost = realised = ZERO
     for moment, _, d_held, d_cost, d_proceeds, price in steps:
         held, cost, realised = held + d_held, cost + d_cost, realised + d_proceeds
         path.append(ValuePoint(moment, price, held, cost, held * price + realised))
     return path
+
+
+_Step = tuple[datetime, int, Decimal, Decimal, Decimal, Decimal]
+"""(time, rank, Δheld, Δcost USD, Δproceeds USD, asset price); rank 0 for fills, 1 samples."""
+
+
+def _fill_steps(fills: list[BacktestFill], quote: str | None, asset: str) -> Iterator[_Step]:
+    """The value path's steps of the position's fills, in their order."""
+    for f in fills:
+        if f.skipped:
+            continue
+        if (f.sell_token, f.buy_token) == (quote, asset):
+            yield (f.time, 0, f.bought, f.sold * f.sell_usd, ZERO, f.buy_usd)
+        elif (f.sell_token, f.buy_token) == (asset, quote):
+            yield (f.time, 0, -f.sold, ZERO, f.bought * f.buy_usd, f.sell_usd)
 
 
 def max_drawdown(path: list[ValuePoint]) -> tuple[Decimal, Decimal | None]:

@@ -12,15 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from functools import partial
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from bot.aptos.tokens import Token
 from bot.backtest.broker import CoreBroker
-from bot.backtest.context import human
+from bot.backtest.context import HumanAmounts, human
 from bot.backtest.feed import TokenSeries, to_us
 from bot.backtest.result import (
     BacktestFill,
@@ -30,13 +31,14 @@ from bot.backtest.result import (
     TokenInfo,
 )
 from bot.paper.core.market import PaperMarket
-from bot.paper.core.orders import OrderState, TxDetailRecord
+from bot.paper.core.orders import OrderState
 
 __all__ = ["Tally", "build_result"]
 
 _BPS: Final = 10_000
 _FINAL: Final = frozenset({"filled", "cancelled", "expired", "refunded"})
 _SKIPS: Final = frozenset({"attempted", "failed"})
+_WIDE: Final = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)  # exact scaleb
 
 
 @dataclass
@@ -57,81 +59,70 @@ def _fee(consumed: int, keeper: int, platform_bps: int, pool_bps: int) -> int:
     return keeper + platform + (swapped - platform) * pool_bps // _BPS
 
 
-class _Prices:
-    """USD prices of tokens at fill times, from the run's series, looked up in bulk."""
-
-    def __init__(self, series: Mapping[str, TokenSeries]) -> None:
-        self.series = series
-        self.wanted: dict[str, list[datetime]] = {}
-        self.found: dict[tuple[str, datetime], Decimal] = {}
-
-    def want(self, token: Token, at: datetime) -> None:
-        """Note that the price of `token` at `at` will be asked for."""
-        self.wanted.setdefault(token.address, []).append(at)
-
-    def resolve(self) -> None:
-        """Look every wanted price up: one vectorised search per token."""
-        for key, moments in self.wanted.items():
-            series = self.series[key]
-            unique = sorted(set(moments))
-            stamps = np.array([to_us(m) for m in unique], dtype=np.int64)
-            indices = np.searchsorted(series.times_us, stamps, "right") - 1
-            decimals: dict[int, Decimal] = {}
-            for moment, index in zip(unique, indices.tolist(), strict=True):
-                price = decimals.get(index)
-                if price is None:
-                    price = decimals[index] = series.price(index)
-                self.found[(key, moment)] = price
-        self.wanted.clear()
-
-    def usd(self, token: Token, at: datetime) -> Decimal:
-        """A resolved price."""
-        return self.found[(token.address, at)]
+def _stamps(moments: list[datetime]) -> npt.NDArray[np.int64]:
+    """Times as integer microseconds since the epoch."""
+    return np.fromiter((to_us(m) for m in moments), dtype=np.int64, count=len(moments))
 
 
-_Record = tuple[str, OrderState, TxDetailRecord]
+def _prices_at(series: TokenSeries, stamps: npt.NDArray[np.int64]) -> list[Decimal]:
+    """The prices of a series in force at each of `stamps` (one vectorised search).
+
+    Consecutive stamps on one price point share its `Decimal`.
+    """
+    if not stamps.size:
+        return []
+    indices = (np.searchsorted(series.times_us, stamps, "right") - 1).tolist()
+    prices: list[Decimal] = []
+    last_index, last_price = -1, Decimal(0)
+    for index in indices:
+        if index != last_index:
+            last_index, last_price = index, series.price(index)
+        prices.append(last_price)
+    return prices
 
 
-def _executions(orders: Iterable[tuple[str, OrderState]], prices: _Prices) -> list[_Record]:
-    """The execution records (fills and skips) of the orders; their prices wanted."""
-    found = []
-    for kind, order in orders:
-        for detail in order.details:
-            if detail.type == "filled" or detail.type in _SKIPS:
-                found.append((kind, order, detail))
-                prices.want(order.sell, detail.time)
-                prices.want(order.buy, detail.time)
-    return found
-
-
-def _fill(
-    record: _Record, market: PaperMarket, prices: _Prices, pool_bps: Mapping[str, int]
-) -> BacktestFill:
-    kind, order, detail = record
-    sell, buy, at = order.sell, order.buy, detail.time
-    if detail.type == "filled":
-        platform_bps = market.config.fees.platform_fee_bps
-        fee = _fee(detail.from_amount, detail.fee_amount, platform_bps, pool_bps[order.order_id])
-        sold, bought, paid = (
-            human(detail.from_amount, sell),
-            human(detail.to_amount, buy),
-            human(fee, sell),
+def _order_fills(
+    kind: str,
+    order: OrderState,
+    series: Mapping[str, TokenSeries],
+    fee_bps: tuple[int, int],
+) -> list[BacktestFill]:
+    """The fills (and skips) of one order; `fee_bps`: (platform, pool) fees of its pair."""
+    records = [d for d in order.details if d.type == "filled" or d.type in _SKIPS]
+    sell, buy = order.sell, order.buy
+    sell_key, buy_key, order_id = sell.address, buy.address, order.order_id
+    stamps = _stamps([d.time for d in records])
+    sell_usd, buy_usd = _prices_at(series[sell_key], stamps), _prices_at(series[buy_key], stamps)
+    sold_human, buy_places = HumanAmounts(sell), -buy.decimals
+    platform_bps, pool_bps = fee_bps
+    zero = Decimal(0)
+    fills = []
+    for detail, sell_price, buy_price in zip(records, sell_usd, buy_usd, strict=True):
+        at = detail.time
+        filled = detail.type == "filled"
+        if filled:
+            fee = _fee(detail.from_amount, detail.fee_amount, platform_bps, pool_bps)
+            sold = sold_human(detail.from_amount)
+            bought = Decimal(detail.to_amount).scaleb(buy_places, context=_WIDE)
+            paid = sold_human(fee)
+        else:
+            sold = bought = paid = zero
+        fills.append(
+            BacktestFill(
+                time=at,
+                kind=kind,
+                order_id=order_id,
+                sell_token=sell_key,
+                buy_token=buy_key,
+                sold=sold,
+                bought=bought,
+                fee=paid,
+                sell_usd=sell_price,
+                buy_usd=buy_price,
+                skipped=not filled,
+            )
         )
-    else:
-        sold = bought = paid = Decimal(0)
-    return BacktestFill(
-        time=at,
-        kind=kind,
-        order_id=order.order_id,
-        sell_token=sell.address,
-        buy_token=buy.address,
-        sold=sold,
-        bought=bought,
-        fee=paid,
-        sell_usd=prices.usd(sell, at),
-        buy_usd=prices.usd(buy, at),
-        skipped=detail.type != "filled",
-    )
+    return fills
 
 
 def _order_record(kind: str, order: OrderState) -> BacktestOrder:
@@ -183,14 +174,17 @@ def build_result(
         (kind, (market.dca if kind == "dca" else market.limit).get(order_id))
         for kind, order_id in broker.orders
     ]
-    prices = _Prices(series)
-    records = _executions(orders, prices)
-    for swap in broker.swaps:
-        prices.want(swap.sell, swap.time)
-        prices.want(swap.buy, swap.time)
-    prices.resolve()
-    order_bps = {o.order_id: market.pools.settings_for(o.sell, o.buy).fee_bps for _, o in orders}
-    fills = [_fill(record, market, prices, order_bps) for record in records]
+    platform_bps = market.config.fees.platform_fee_bps
+    fills = [
+        fill
+        for kind, order in orders
+        for fill in _order_fills(
+            kind,
+            order,
+            series,
+            (platform_bps, market.pools.settings_for(order.sell, order.buy).fee_bps),
+        )
+    ]
     for swap in broker.swaps:
         pool_bps = market.pools.settings_for(swap.sell, swap.buy).fee_bps
         swapped = swap.sold - swap.fee
@@ -204,8 +198,8 @@ def build_result(
                 sold=human(swap.sold, swap.sell),
                 bought=human(swap.bought, swap.buy),
                 fee=human(swap.fee + swapped * pool_bps // _BPS, swap.sell),
-                sell_usd=prices.usd(swap.sell, swap.time),
-                buy_usd=prices.usd(swap.buy, swap.time),
+                sell_usd=_prices_at(series[swap.sell.address], _stamps([swap.time]))[0],
+                buy_usd=_prices_at(series[swap.buy.address], _stamps([swap.time]))[0],
             )
         )
     fills.sort(key=lambda f: f.time)  # stable: an order's records stay in their order

@@ -6,7 +6,8 @@ microseconds since the POSIX epoch, prices as integer coefficients with one deci
 exponent for the whole series (`price = coefficient × 10**exponent`), so every price is
 exact and becomes a `Decimal` only when it is looked up.
 
-Point lookups bisect a memoryview of the times (no copy, no NumPy scalar per probe). The
+Point lookups moving forward bisect a memoryview of the times just past their last
+answer (no copy, no NumPy scalar per probe); others use NumPy's search. The
 limit engine's question — the first change point at which usd(num)/usd(den) reaches a
 threshold T — is answered over whole windows of points at once (`crossing_us`), exactly,
 with T written as an integer fraction on the coefficients' scale:
@@ -22,6 +23,7 @@ No float is involved anywhere.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Hashable
 from datetime import UTC, datetime, timedelta
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from typing import Any, Final
@@ -41,6 +43,8 @@ _CHUNK: Final = 4096
 _FEW: Final = 32
 """At most this many distinct denominator prices in a chunk: one integer bound each."""
 _INT64_MAX: Final = (1 << 63) - 1
+_AHEAD: Final = 128
+"""How far past its last answer a lookup moving forward first searches (points)."""
 
 Int64Array = npt.NDArray[np.int64]
 
@@ -71,11 +75,14 @@ class ArrayPath(PricePath):
         self.coefs = coefs
         self.exponent = int(exponent)
         self._t = times.data  # a memoryview: bisect gets Python ints, no copy
+        self._short = times.size < 64
+        self._search = times.searchsorted
         self._c: Any = coefs.data if coefs.dtype != object else coefs.tolist()
         self._memo: tuple[int, int] = (-(1 << 62), 0)  # (µs, count ≤ it) of the last lookup
         self._decimals: dict[int, Decimal] = {}
         self._moment: tuple[object, int] = (None, 0)  # the last moment asked, its count
         self._starts: dict[int, datetime] = {}
+        self._only = _EPOCH + timedelta(microseconds=int(times[0])) if times.size == 1 else None
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (ArrayPath, (self.times_us, self.coefs, self.exponent))
@@ -88,6 +95,8 @@ class ArrayPath(PricePath):
             return self._moment[1]
         if moment.tzinfo is None:
             raise ValueError(f"naive datetime {moment.isoformat()} (use timezone-aware UTC)")
+        if self._only is not None:  # one point (a pegged stable coin): a comparison
+            return 1 if moment >= self._only else 0
         count = self._count_le((moment - _EPOCH) // _MICRO)
         self._moment = (moment, count)
         return count
@@ -95,11 +104,24 @@ class ArrayPath(PricePath):
     def step_start(self, moment: datetime) -> datetime | None:
         """Time of the change point in force at `moment`; None before the first point."""
         count = self._count_at(moment)
+        return self._start(count) if count else None
+
+    def anchor(self, moment: datetime) -> tuple[Hashable | None, Decimal | None]:
+        """The price point in force at `moment`: (its identity, its price).
+
+        The identity is the count of points up to it (no datetime is made for it);
+        (None, None) before the first point.
+        """
+        count = self._count_at(moment)
         if not count:
-            return None
+            return None, None
+        return count, self._price(count - 1)
+
+    def _start(self, count: int) -> datetime:
+        """The time of point `count − 1` as a datetime (remembered for a while)."""
         start = self._starts.get(count)
         if start is None:
-            if len(self._starts) > 4096:
+            if len(self._starts) > 512:
                 self._starts.clear()
             start = self._starts[count] = _EPOCH + timedelta(microseconds=self._t[count - 1])
         return start
@@ -123,7 +145,16 @@ class ArrayPath(PricePath):
         last_us, count = self._memo
         if us == last_us:
             return count
-        count = bisect_right(self._t, us)
+        times = self._t
+        ahead = count + _AHEAD
+        if last_us < us and ahead < len(times) and us < times[ahead]:
+            # Time moves forward a little (slice after slice): search just past the
+            # last answer. Points before it are ≤ last_us < us; the one at `ahead` is > us.
+            count = bisect_right(times, us, count, ahead)
+        elif self._short:
+            count = bisect_right(times, us)
+        else:  # a long series: NumPy's search costs less than bisecting the memoryview
+            count = int(self._search(us, "right"))
         self._memo = (us, count)
         return count
 
@@ -133,7 +164,7 @@ class ArrayPath(PricePath):
     def _price(self, index: int) -> Decimal:
         price = self._decimals.get(index)
         if price is None:
-            if len(self._decimals) > 4096:
+            if len(self._decimals) > 512:
                 self._decimals.clear()
             price = Decimal(int(self._c[index])).scaleb(self.exponent, context=_WIDE)
             self._decimals[index] = price

@@ -39,27 +39,43 @@ def to_jsonable(value: Any) -> Any:
 
     Floats are refused: a float here means an inexact number reached the report.
     """
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, Decimal):
-        return format_decimal(value)
-    if isinstance(value, float):
-        raise TypeError("a float reached the backtest report (use Decimal)")
-    if isinstance(value, datetime):
-        return _iso(value)
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, Enum):
-        return to_jsonable(value.value)
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value)}
-    if hasattr(value, "model_dump"):
-        return to_jsonable(value.model_dump())
-    if isinstance(value, Mapping):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [to_jsonable(v) for v in value]
-    raise TypeError(f"cannot put a {type(value).__name__} in the backtest report")
+    return _Jsonable()(value)
+
+
+class _Jsonable:
+    """`to_jsonable`, with one text per distinct amount (a report repeats many of them)."""
+
+    def __init__(self) -> None:
+        self.texts: dict[Decimal, str] = {}
+
+    def __call__(self, value: Any) -> Any:
+        """`value` as plain JSON data."""
+        if value is None or isinstance(value, bool | int | str):
+            return value
+        if isinstance(value, Decimal):
+            if not value.is_finite():
+                return format_decimal(value)
+            text = self.texts.get(value)  # equal values have equal texts
+            if text is None:
+                text = self.texts[value] = format_decimal(value)
+            return text
+        if isinstance(value, float):
+            raise TypeError("a float reached the backtest report (use Decimal)")
+        if isinstance(value, datetime):
+            return _iso(value)
+        if isinstance(value, Path):
+            return str(value)
+        if isinstance(value, Enum):
+            return self(value.value)
+        if is_dataclass(value) and not isinstance(value, type):
+            return {f.name: self(getattr(value, f.name)) for f in fields(value)}
+        if hasattr(value, "model_dump"):
+            return self(value.model_dump())
+        if isinstance(value, Mapping):
+            return {str(k): self(v) for k, v in value.items()}
+        if isinstance(value, list | tuple | set | frozenset):
+            return [self(v) for v in value]
+        raise TypeError(f"cannot put a {type(value).__name__} in the backtest report")
 
 
 def build_report(
@@ -72,13 +88,14 @@ def build_report(
         metrics: its metrics (`compute_metrics`, with the comparisons attached).
         spec: how the run was set up (options, as plain data), shown as given.
     """
-    metric_data = to_jsonable({f.name: getattr(metrics, f.name) for f in _metric_fields()})
+    jsonable = _Jsonable()  # one for the whole report: repeated amounts share a text
+    metric_data = jsonable({f.name: getattr(metrics, f.name) for f in _metric_fields()})
     return {
         "version": REPORT_VERSION,
         "strategy": result.strategy,
         "plugin": result.plugin,
-        "params": to_jsonable(result.params),
-        "spec": to_jsonable(dict(spec or {})),
+        "params": jsonable(result.params),
+        "spec": jsonable(dict(spec or {})),
         "start": _iso(result.start),
         "end": _iso(result.end),
         "price_source": result.price_source,
@@ -96,15 +113,15 @@ def build_report(
         },
         "errors": list(result.errors),
         "balances": {
-            "start": to_jsonable(result.start_balances),
-            "end": to_jsonable(result.end_balances),
-            "locked_at_end": to_jsonable(result.locked_at_end),
+            "start": jsonable(result.start_balances),
+            "end": jsonable(result.end_balances),
+            "locked_at_end": jsonable(result.locked_at_end),
         },
         "wall_seconds": format_decimal(
             Decimal(repr(result.wall_seconds)).quantize(Decimal("0.001"))
         ),
-        "orders": to_jsonable(result.orders),
-        "fills": to_jsonable(result.fills),
+        "orders": jsonable(result.orders),
+        "fills": jsonable(result.fills),
     }
 
 

@@ -36,7 +36,8 @@ from bot.backtest.outcome import Tally, build_result
 from bot.backtest.result import BacktestResult
 from bot.backtest.spec import AUTO_FUNDING_USD, JOURNAL, BacktestSpec
 from bot.clock import SteppedClock
-from bot.engine.actions import CancelDca, CancelLimit, CreateDca, CreateLimit, Swap
+from bot.config import PRICE_CREDIT
+from bot.engine.actions import CancelDca, CancelLimit, CreateDca, CreateLimit, Swap, describe
 from bot.engine.events import OrderEvent
 from bot.engine.plugins import PluginError, build_strategy
 from bot.engine.risk import RiskChecker
@@ -51,7 +52,7 @@ from bot.paper.core.swaps import FeeSettings
 
 __all__ = ["PROVIDER_CREDIT", "BacktestError", "run_backtest", "run_backtest_async"]
 
-PROVIDER_CREDIT: Final = "Price data: Panora (panora.exchange)"
+PROVIDER_CREDIT: Final = PRICE_CREDIT
 """The credit line shown with results computed from prices recorded from the provider."""
 _ACTIONS: Final = (CreateDca, CreateLimit, CancelDca, CancelLimit, Swap)
 _MICRO: Final = timedelta(microseconds=1)
@@ -136,9 +137,15 @@ def _pegged(token: Token) -> TokenSeries:
 
 
 def _priced(
-    spec: BacktestSpec, feed: Feed, tokens: PaperTokens, named: Mapping[str, Token]
+    spec: BacktestSpec, feed: Feed, named: Mapping[str, Token], traded: set[str]
 ) -> dict[str, TokenSeries]:
     """Every series of the run by token key: the feed's, plus pegged stables it lacks.
+
+    Args:
+        spec: the run.
+        feed: the loaded prices.
+        named: every token the run knows of (the parameters' tokens, and APT for gas).
+        traded: the keys the strategy's parameters name.
 
     Raises:
         BacktestError: a token the strategy trades has no price at the window's start.
@@ -151,8 +158,8 @@ def _priced(
     for key, token in named.items():
         found = series.get(key)
         if found is None:
-            if key == tokens.apt.address:
-                continue  # named for its balance only (as the engine does): not traded
+            if key not in traded:
+                continue  # APT named for its balance only (as the engine does): not traded
             raise BacktestError(f"no prices for {token.symbol} ({key}) in {spec.price_source}")
         if found.index_at(start_us) < 0:
             raise BacktestError(
@@ -214,8 +221,9 @@ class _Run:
         except PluginError as exc:
             raise BacktestError("; ".join(exc.problems)) from None
         named = named_tokens(strategy, tokens.book)
+        traded = set(named_tokens(strategy, tokens.book, with_apt=False))
         feed = feed if feed is not None else _load(spec, tokens, named)
-        series = _priced(spec, feed, tokens, named)
+        series = _priced(spec, feed, named, traded)
         gaps = [g for g in feed.gaps(_GAP) if spec.start <= g.end and g.start <= spec.end]
         for gap in gaps[:_GAPS_LOGGED]:
             run.log.info("backtest.gap", token=gap.token, start=gap.start, end=gap.end)
@@ -315,6 +323,9 @@ class _Run:
             refusal = self.risk.check(name, self.spec.wallet, action, self.market.now)
             if refusal is not None:
                 self.tally.refused += 1
+                self.log.warning(
+                    "risk.refused", action=describe(action), reason=str(refusal), at=self.market.now
+                )
                 continue
             outcome = self.broker.carry_out(action)
             if outcome.duplicate:
@@ -323,6 +334,12 @@ class _Run:
                 self.tally.actions += 1
             else:
                 self.tally.refused += 1
+                self.log.warning(
+                    "action.failed",
+                    action=describe(action),
+                    reason=outcome.detail,
+                    at=self.market.now,
+                )
         try:
             self.builder.save(ctx)
         except ValueError as exc:
@@ -344,6 +361,9 @@ class _Run:
 
     def result(self, wall_seconds: float) -> BacktestResult:
         """The finished run's result."""
+        # The strategy's views of its orders are not needed any more: freed first, so
+        # they and the result's own records are never held at once.
+        self.builder.release()
         return build_result(
             spec=self.spec,
             market=self.market,

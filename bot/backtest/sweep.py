@@ -5,11 +5,13 @@ the plugin's own validation, `null` unsets a key, a JSON object keeps its number
 
 The grid is the cartesian product of the `--sweep` options, in the order given (the last
 option varies fastest). Each combination runs in a worker process of a
-`ProcessPoolExecutor` (one per core): the task receives the combination's parameters,
-loads the series itself and runs the backtest; the worker computes the metrics and sends
-back one small `SweepRow`. A combination that fails is a row with a one-line error, never
-a crash of the sweep. Rows are ranked by return, then PnL (higher first); ties, and rows
-without a return, keep grid order; failed rows come last.
+`ProcessPoolExecutor` (one per core): the task (with the series the command read, if it
+did) is handed to each worker once, when it starts — a forked worker inherits it, nothing
+is copied — and each combination sends only its parameters; the worker runs the
+backtest, computes the metrics and sends back one small `SweepRow`. A combination that
+fails is a row with a one-line error, never a crash of the sweep. Rows are ranked by
+return, then PnL (higher first); ties, and rows without a return, keep grid order; failed
+rows come last.
 """
 
 from __future__ import annotations
@@ -155,9 +157,11 @@ def run_sweep(
         return []
     count = min(workers or os.cpu_count() or 1, len(combinations))
     rows: list[SweepRow] = []
-    with ProcessPoolExecutor(max_workers=count, mp_context=_context()) as pool:
+    with ProcessPoolExecutor(
+        max_workers=count, mp_context=_context(), initializer=_install, initargs=(task,)
+    ) as pool:
         futures: list[Future[SweepRow]] = [
-            pool.submit(run_one, task, i, dict(c)) for i, c in enumerate(combinations)
+            pool.submit(_run_installed, i, dict(c)) for i, c in enumerate(combinations)
         ]
         for index, future in enumerate(futures):
             try:
@@ -170,6 +174,19 @@ def run_sweep(
             if on_done is not None:
                 on_done(row)
     return rank(rows)
+
+
+_installed: list[SweepTask] = []
+"""In a worker process: the sweep's task, set once when the worker starts."""
+
+
+def _install(task: SweepTask) -> None:
+    _installed[:] = [task]
+
+
+def _run_installed(index: int, params: dict[str, Any]) -> SweepRow:
+    """Run one combination with the task the worker was started with."""
+    return run_one(_installed[0], index, params)
 
 
 def run_one(task: SweepTask, index: int, params: dict[str, Any]) -> SweepRow:

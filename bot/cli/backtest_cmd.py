@@ -422,6 +422,9 @@ def _output(
 ) -> None:
     from bot.backtest.report import build_report, summary_table, write_json
 
+    if not as_json and report_dir is None:  # the table alone: no report data to build
+        typer.echo(summary_table(result, metrics))
+        return
     data = build_report(result, metrics, options.describe())
     if as_json:
         import json

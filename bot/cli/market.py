@@ -16,9 +16,10 @@ from bot.api.tokens import fetch_token_book
 from bot.aptos.address import is_coin_type, looks_like_address
 from bot.aptos.tokens import TokenLookupError
 from bot.cli.common import EXIT_USAGE, fail, load_or_exit, make_client
+from bot.config import PRICE_CREDIT
 from bot.money import MoneyError, format_decimal, parse_decimal
 
-CREDIT = "Prices by Panora"
+CREDIT = PRICE_CREDIT
 
 
 def _is_identity(name: str) -> bool:

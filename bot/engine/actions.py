@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
+from bot.money import format_decimal
+
 if TYPE_CHECKING:  # annotations only: strategies need not import the HTTP client
     from bot.api.params import Slippage
 
@@ -22,6 +24,7 @@ __all__ = [
     "CreateLimit",
     "Swap",
     "action_json",
+    "describe",
 ]
 
 
@@ -144,3 +147,26 @@ def action_json(action: Action) -> dict[str, Any]:
         data["spend_token"] = sell
         data["spend_amount"] = action.spend
     return data
+
+
+def describe(action: Action) -> str:
+    """One line a person can read."""
+    if isinstance(action, CreateDca):
+        per = "in total" if action.amount_type == "total" else "per order"
+        return (
+            f"create DCA: {format_decimal(action.amount)} {action.sell} {per} → "
+            f"{action.buy}, {action.orders} orders every {action.interval_value} "
+            f"{action.interval_period}"
+        )
+    if isinstance(action, CreateLimit):
+        return (
+            f"create limit: sell {format_decimal(action.amount)} {action.sell} for "
+            f"{action.buy} at ≥ {format_decimal(action.rate)} {action.buy}/{action.sell}"
+        )
+    if isinstance(action, CancelDca | CancelLimit):
+        kind = "DCA" if isinstance(action, CancelDca) else "limit"
+        return f"cancel {kind} order {action.order_id}"
+    amount = action.sell_amount if action.sell_amount is not None else action.buy_amount
+    amount = amount if amount is not None else Decimal(0)
+    side = "sell" if action.sell_amount is not None else "buy"
+    return f"swap: {side} {format_decimal(amount)} ({action.sell} → {action.buy})"

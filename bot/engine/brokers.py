@@ -10,14 +10,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Protocol
 
 from bot.api import ApiError, PanoraClient, SwapRequest
 from bot.api.models import SwapResponseExactIn
 from bot.aptos.tokens import TokenBook
 from bot.chain import ChainError, Signer
-from bot.engine.actions import Action, CancelDca, CancelLimit, CreateDca, CreateLimit, Swap
+from bot.engine.actions import (  # describe: re-exported, where callers found it
+    Action,
+    Swap,
+    describe,
+)
 from bot.engine.executor import Executor
 from bot.money import format_decimal
 
@@ -41,29 +44,6 @@ class Broker(Protocol):
     async def carry_out(self, strategy: str, action: Action) -> ActionOutcome:
         """Do (or show) the action."""
         ...
-
-
-def describe(action: Action) -> str:
-    """One line a person can read."""
-    if isinstance(action, CreateDca):
-        per = "in total" if action.amount_type == "total" else "per order"
-        return (
-            f"create DCA: {format_decimal(action.amount)} {action.sell} {per} → "
-            f"{action.buy}, {action.orders} orders every {action.interval_value} "
-            f"{action.interval_period}"
-        )
-    if isinstance(action, CreateLimit):
-        return (
-            f"create limit: sell {format_decimal(action.amount)} {action.sell} for "
-            f"{action.buy} at ≥ {format_decimal(action.rate)} {action.buy}/{action.sell}"
-        )
-    if isinstance(action, CancelDca | CancelLimit):
-        kind = "DCA" if isinstance(action, CancelDca) else "limit"
-        return f"cancel {kind} order {action.order_id}"
-    amount = action.sell_amount if action.sell_amount is not None else action.buy_amount
-    amount = amount if amount is not None else Decimal(0)
-    side = "sell" if action.sell_amount is not None else "buy"
-    return f"swap: {side} {format_decimal(amount)} ({action.sell} → {action.buy})"
 
 
 class LiveBroker:

@@ -16,7 +16,7 @@ from typing import Final, Protocol
 
 from bot.clock import Clock
 from bot.config import AlertSettings
-from bot.engine.brokers import describe
+from bot.engine.actions import describe
 from bot.engine.engine import TickReport
 from bot.engine.events import OrderCancelled, OrderEvent, OrderExpired, OrderFilled
 from bot.journal import OrderView

@@ -247,6 +247,8 @@ class DcaEngine(OrderEngineBase[DcaOrder]):
         order.received += done.amount_out
         order.fees_paid += keeper
         order.orders_executed += 1
+        if done.amount_out != terms.amount_out:  # an adverse move: priced anew
+            rate = human_rate(done.amount_out, order.buy, swap_in, order.sell)
         self._record(
             order,
             "filled",
@@ -254,7 +256,7 @@ class DcaEngine(OrderEngineBase[DcaOrder]):
             from_amount=consumed,
             to_amount=done.amount_out,
             fee_amount=keeper,
-            price=human_rate(done.amount_out, order.buy, swap_in, order.sell),
+            price=rate,
         )
 
     def cancel(self, order_id: str, now: datetime, owner: str | None = None) -> DcaOrder:

@@ -11,6 +11,7 @@ Invariant: for every token, the sum over all accounts equals what was minted.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Final
 
 __all__ = ["MARKET", "InsufficientFunds", "Ledger", "escrow_account"]
@@ -74,6 +75,40 @@ class Ledger:
         if self._undo is not None:
             self._undo.append((source, token, -amount))
             self._undo.append((target, token, amount))
+
+    def transfers(self, moves: Iterable[tuple[str, str, str, int]]) -> None:
+        """Several `transfer(token, source, target, amount)` in order, all or none.
+
+        The same moves, checks and savepoint records as calling `transfer` for each; if
+        one raises (`InsufficientFunds`, a bad amount), the moves before it are undone.
+        """
+        balances = self._balances
+        undo = self._undo
+        done: list[tuple[str, str, str, int]] = []
+        try:
+            for move in moves:
+                token, source, target, amount = move
+                if type(amount) is not int or amount < 0:
+                    _check_amount(amount)
+                if amount == 0 or source == target:
+                    continue
+                held = balances[source].get(token, 0) if source in balances else 0
+                if source != MARKET and held < amount:
+                    raise InsufficientFunds(source, token, amount, held)
+                balances[source][token] = held - amount
+                book = balances[target]
+                book[token] = book.get(token, 0) + amount
+                if undo is not None:
+                    undo.append((source, token, -amount))
+                    undo.append((target, token, amount))
+                done.append(move)
+        except Exception:
+            for token, source, target, amount in reversed(done):
+                balances[source][token] += amount
+                balances[target][token] -= amount
+                if undo is not None:
+                    del undo[-2:]
+            raise
 
     def _add(self, account: str, token: str, delta: int) -> None:
         book = self._balances[account]

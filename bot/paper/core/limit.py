@@ -219,6 +219,11 @@ class LimitEngine(OrderEngineBase[LimitOrder]):
 
     # -- time ------------------------------------------------------------------------
 
+    @property
+    def idle(self) -> bool:
+        """True when no order can fill: `fill_due` does nothing, `next_crossing` is None."""
+        return not self._pair_live and not self._dirty
+
     def fill_due(self, now: datetime) -> int:
         """Fill what the market allows now, in pairs with a new price point or new order.
 

@@ -20,7 +20,7 @@ from typing import Final, Literal
 from bot.aptos.tokens import Token
 from bot.clock import Clock, parse_utc
 from bot.config import PaperSettings, paper_start
-from bot.paper.core.dca import DcaEngine
+from bot.paper.core.dca import DCA_SLICE, DcaEngine
 from bot.paper.core.events import EventQueue
 from bot.paper.core.ledger import Ledger
 from bot.paper.core.limit import LimitEngine
@@ -183,22 +183,35 @@ class PaperMarket:
         if target < self._now:
             raise ValueError("the market does not move backwards")
         processed = 0
+        events, limit = self.events, self.limit
         while True:
-            due = self.next_event_time(target)
+            if limit.idle:  # no limit order to cross: the queue alone says what is next
+                due = events.peek_time()
+                if due is not None and due > target:
+                    due = None
+            else:
+                due = self.next_event_time(target)
             if due is None:
                 break
-            self._now = max(self._now, due)
-            while (event := self.events.pop_due(self._now)) is not None:
-                engine = self.dca if event.kind.startswith("dca") else self.limit
-                if event.kind.endswith(PENDING_DROP):
-                    if engine.get(event.key).status == "pending":
-                        engine.drop_pending(event.key)
+            if due > self._now:
+                self._now = due
+            while (event := events.pop_due(self._now)) is not None:
+                kind = event.kind
+                if kind == DCA_SLICE:
+                    self.dca.process(event, self._now)
                 else:
-                    engine.process(event, self._now)
+                    engine = self.dca if kind.startswith("dca") else limit
+                    if kind.endswith(PENDING_DROP):
+                        if engine.get(event.key).status == "pending":
+                            engine.drop_pending(event.key)
+                    else:
+                        engine.process(event, self._now)
                 processed += 1
-            processed += self.limit.fill_due(self._now)
+            if not limit.idle:
+                processed += limit.fill_due(self._now)
         self._now = target
-        self.limit.fill_due(self._now)
+        if not limit.idle:
+            limit.fill_due(self._now)
         return processed
 
     def schedule_pending_drop(self, kind: str, order_id: str, at: datetime) -> None:

@@ -44,7 +44,8 @@ import itertools
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Context, Decimal
-from typing import ClassVar, Final, Generic, Protocol, TypeVar
+from functools import cached_property
+from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
 from bot.aptos.tokens import Token
 from bot.clock import ensure_utc
@@ -180,6 +181,15 @@ class OrderIds:
     def __init__(self, seed: str | int = "paper") -> None:
         self._seed = seed
         self._counters: dict[str, itertools.count[int]] = {}
+        self._tx_prefixes: dict[str, Any] = {}
+
+    def __getstate__(self) -> dict[str, object]:
+        """What a snapshot keeps (not the hashes in progress: they are rebuilt on use)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_tx_prefixes"}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        """Restore a pickled `OrderIds`."""
+        self.__dict__.update({**state, "_tx_prefixes": {}})
 
     def new(self, kind: str) -> str:
         """The next order id of a kind (`dca`, `limit`)."""
@@ -187,8 +197,20 @@ class OrderIds:
         return _hex(f"{self._seed}:{kind}:{next(counter)}")
 
     def tx(self, order_id: str, tx_number: int) -> str:
-        """The id of an order's `tx_number`-th tx detail."""
-        return _hex(f"{self._seed}:tx:{order_id}:{tx_number}")
+        """The id of an order's `tx_number`-th tx detail.
+
+        `sha256(f"{seed}:tx:{order_id}:{tx_number}")`: the hash of the part before the
+        number is kept per order (recent ones), and continued with the number.
+        """
+        prefix = self._tx_prefixes.get(order_id)
+        if prefix is None:
+            if len(self._tx_prefixes) >= 64:
+                self._tx_prefixes.clear()
+            prefix = hashlib.sha256(f"{self._seed}:tx:{order_id}:".encode())
+            self._tx_prefixes[order_id] = prefix
+        digest = prefix.copy()
+        digest.update(str(tx_number).encode())
+        return "0x" + digest.hexdigest()
 
 
 @dataclass(kw_only=True)
@@ -218,7 +240,7 @@ class OrderState:
         """The amount escrowed for the order."""
         raise NotImplementedError
 
-    @property
+    @cached_property
     def escrow(self) -> str:
         """The ledger account holding the order's funds."""
         return escrow_account(self.order_id)

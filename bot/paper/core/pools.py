@@ -9,10 +9,11 @@ integer math with rounding always in the pool's favour.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import ROUND_FLOOR, Context, Decimal, localcontext
-from typing import Final, Protocol
+from typing import Final, Protocol, cast
 
 from bot.aptos.tokens import Token
 
@@ -54,6 +55,25 @@ class PriceOracle(Protocol):
         ...
 
 
+AnchorOf = Callable[[datetime], tuple[Hashable | None, Decimal | None]]
+"""One token's price point at a time: (an identity of the point, equal for two times
+exactly when the same point is in force; its `usd` price); (None, None) before it has
+a price."""
+
+
+class AnchorOracle(PriceOracle, Protocol):
+    """An oracle that also answers both questions of a re-anchor in one call."""
+
+    def anchors(self, token: str) -> AnchorOf:
+        """The function giving `token`'s price point at any time."""
+        ...
+
+
+def _anchors_of(oracle: PriceOracle) -> AnchorOracle | None:
+    """The oracle as an `AnchorOracle` when it has `anchors` (the price book does)."""
+    return cast(AnchorOracle, oracle) if callable(getattr(oracle, "anchors", None)) else None
+
+
 @dataclass(frozen=True)
 class PoolSettings:
     """Depth (USD per side at anchor), swap fee and the DEX name shown in routes."""
@@ -75,7 +95,9 @@ class Pool:
     token_b: Token
     reserve_a: int
     reserve_b: int
-    anchor: tuple[datetime | None, datetime | None]
+    anchor: tuple[Hashable | None, Hashable | None]
+    """The price points the reserves were set at (`step_start` times, or the identities
+    an `AnchorOracle` gives): a new point of either token re-anchors the pool."""
     settings: PoolSettings
 
     def reserves(self, sell: Token) -> tuple[int, int]:
@@ -142,6 +164,24 @@ class Pool:
             self.reserve_a -= amount_out
 
 
+@dataclass
+class _Pair:
+    """What a pair's pool lookups reuse: the tokens asked with, the pool's key and settings.
+
+    `pool` is the pool last returned for this (sell, buy) and `at` the time asked: asked
+    again at the same time while that pool is still the book's, it is the answer.
+    """
+
+    sell: Token
+    buy: Token
+    key: frozenset[str]
+    settings: PoolSettings
+    anchors: tuple[AnchorOf, AnchorOf] | None
+    """Each token's price point lookup, when the oracle has them."""
+    at: datetime | None = None
+    pool: Pool | None = None
+
+
 class PoolBook:
     """One pool per pair of tokens, created on first use and re-anchored to the oracle."""
 
@@ -152,19 +192,22 @@ class PoolBook:
         overrides: dict[frozenset[str], PoolSettings] | None = None,
     ) -> None:
         self._oracle = oracle
+        self._anchors = _anchors_of(oracle)
         self._default = settings or PoolSettings()
         self._overrides = dict(overrides or {})
         self._pools: dict[frozenset[str], Pool] = {}
-        # The last answer per (sell, buy) objects: asked again at the same time while that
-        # pool is still current, `pool` returns it without re-deriving the anchor.
-        self._recent: dict[
-            tuple[int, int], tuple[Token, Token, datetime, frozenset[str], Pool]
-        ] = {}
+        self._pairs: dict[tuple[int, int], _Pair] = {}
         self._last_reserve: dict[str, tuple[Decimal, Decimal, int]] = {}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        """Restore a pickled book (snapshots written before the recent-answer cache)."""
-        self.__dict__.update({"_recent": {}, "_last_reserve": {}, **state})
+        """Restore a pickled book (snapshots written before the lookup caches existed)."""
+        state = {k: v for k, v in state.items() if k != "_recent"}
+        self.__dict__.update({"_pairs": {}, "_last_reserve": {}, **state})
+        self._anchors = _anchors_of(self._oracle)
+
+    def __getstate__(self) -> dict[str, object]:
+        """The book without its lookup cache (rebuilt on use)."""
+        return {**self.__dict__, "_pairs": {}}
 
     def settings_for(self, a: Token, b: Token) -> PoolSettings:
         """The depth/fee of a pair (an override, or the default)."""
@@ -172,45 +215,66 @@ class PoolBook:
 
     def pool(self, sell: Token, buy: Token, at: datetime) -> Pool:
         """The pool of the pair as of `at`, re-anchored if a new price point began."""
-        recent = self._recent.get((id(sell), id(buy)))
-        if (
-            recent is not None
-            and recent[0] is sell
-            and recent[1] is buy
-            and recent[2] == at
-            and self._pools.get(recent[3]) is recent[4]
-        ):
-            return recent[4]
+        pair = self._pairs.get((id(sell), id(buy)))
+        if pair is None or pair.sell is not sell or pair.buy is not buy:
+            pair = self._pair(sell, buy)
+        pool = pair.pool
+        if pool is not None and pair.at == at and self._pools.get(pair.key) is pool:
+            return pool
+        pool = self._current(pair, at)
+        pair.pool, pair.at = pool, at
+        return pool
+
+    def _pair(self, sell: Token, buy: Token) -> _Pair:
         if same_token(sell, buy):
             raise ValueError(f"cannot swap {sell.symbol} for itself")
-        key = frozenset((sell.address, buy.address))
-        pool = self._current(key, sell, buy, at)
-        self._recent[(id(sell), id(buy))] = (sell, buy, at, key, pool)
-        return pool
-
-    def _current(self, key: frozenset[str], sell: Token, buy: Token, at: datetime) -> Pool:
-        anchor = (
-            self._oracle.step_start(sell.address, at),
-            self._oracle.step_start(buy.address, at),
+        anchors = self._anchors
+        pair = _Pair(
+            sell,
+            buy,
+            frozenset((sell.address, buy.address)),
+            self.settings_for(sell, buy),
+            None
+            if anchors is None
+            else (anchors.anchors(sell.address), anchors.anchors(buy.address)),
         )
-        pool = self._pools.get(key)
+        self._pairs[(id(sell), id(buy))] = pair
+        return pair
+
+    def _current(self, pair: _Pair, at: datetime) -> Pool:
+        sell, buy = pair.sell, pair.buy
+        sell_price: Decimal | None = None
+        buy_price: Decimal | None = None
+        sell_start: Hashable | None
+        buy_start: Hashable | None
+        if pair.anchors is not None:
+            sell_start, sell_price = pair.anchors[0](at)
+            buy_start, buy_price = pair.anchors[1](at)
+        else:  # prices asked only if the pool must re-anchor
+            sell_start = self._oracle.step_start(sell.address, at)
+            buy_start = self._oracle.step_start(buy.address, at)
+        pool = self._pools.get(pair.key)
         if pool is not None:
-            ordered = anchor if pool._sells_a(sell) else (anchor[1], anchor[0])
+            ordered = (sell_start, buy_start) if pool._sells_a(sell) else (buy_start, sell_start)
             if pool.anchor == ordered:
                 return pool
-        settings = self.settings_for(sell, buy)
-        reserve_sell = self._reserve_at(settings.depth_usd, sell, at)
-        reserve_buy = self._reserve_at(settings.depth_usd, buy, at)
-        pool = Pool(sell, buy, reserve_sell, reserve_buy, anchor, settings)
-        self._pools[key] = pool
+        depth = pair.settings.depth_usd
+        reserve_sell = self._reserve_at(depth, sell, at, sell_price)
+        reserve_buy = self._reserve_at(depth, buy, at, buy_price)
+        pool = Pool(sell, buy, reserve_sell, reserve_buy, (sell_start, buy_start), pair.settings)
+        self._pools[pair.key] = pool
         return pool
 
-    def _reserve_at(self, depth_usd: Decimal, token: Token, at: datetime) -> int:
+    def _reserve_at(
+        self, depth_usd: Decimal, token: Token, at: datetime, price: Decimal | None
+    ) -> int:
         """A token's reserve at anchor (its last one again while depth and price hold).
 
         A pegged or quiet token re-anchors to the same reserve: not computed again.
+        `price`: the token's price at `at` when the caller has it already.
         """
-        price = self._oracle.usd(token.address, at)
+        if price is None:
+            price = self._oracle.usd(token.address, at)
         last = self._last_reserve.get(token.address)
         if last is not None and last[0] == depth_usd and last[1] == price:
             return last[2]

@@ -15,7 +15,7 @@ import heapq
 import random
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
@@ -145,6 +145,18 @@ class PricePath:
         """Time of the change point in force at `moment`; None before the first point."""
         index = self.point_index(moment)
         return None if index is None else _from_us(self._time_us(index))
+
+    def anchor(self, moment: datetime) -> tuple[Hashable | None, Decimal | None]:
+        """The price point in force at `moment`: an identity of it, and its price.
+
+        The identity is equal for two moments exactly when the same point is in force
+        (here its start, `step_start`); (None, None) before the first point. A pool
+        re-anchors when it changes.
+        """
+        count = self._count_le(_to_us(moment))
+        if not count:
+            return None, None
+        return _from_us(self._time_us(count - 1)), self._price(count - 1)
 
     def next_change_after(self, moment: datetime) -> datetime | None:
         """The first change point strictly after `moment`; None if there is none."""
@@ -380,7 +392,10 @@ class PriceBook:
     def change_24h(self, token: str, at: datetime) -> Decimal | None:
         """Percent change vs 24 h earlier (`Decimal("-2.5")`); None if hidden or unpriced."""
         path, visible = self._entry(token)
-        now, then = path.at(at), path.at(ensure_utc(at) - timedelta(hours=24))
+        # A day ago first: a path remembers its last lookup, and "now" is asked again
+        # next (the price itself), and is the next day's "a day ago".
+        then = path.at(ensure_utc(at) - timedelta(hours=24))
+        now = path.at(at)
         if not visible or now is None or then is None:
             return None
         return _SIG12.divide(_WIDE.multiply(_WIDE.subtract(now, then), Decimal(100)), then)
@@ -388,6 +403,13 @@ class PriceBook:
     def step_start(self, token: str, at: datetime) -> datetime | None:
         """When the price in force at `at` took effect; None before the path starts."""
         return self._entry(token)[0].step_start(at)
+
+    def anchors(self, token: str) -> Callable[[datetime], tuple[Hashable | None, Decimal | None]]:
+        """The token's `PricePath.anchor`: its price point at any time, in one lookup.
+
+        (None, None) before the path starts: `usd` then says why.
+        """
+        return self._entry(token)[0].anchor
 
     def next_change_after(
         self, tokens: Iterable[str], after: datetime, until: datetime

@@ -13,14 +13,26 @@ than the pool gives (ExactIn, rounded down), or pays for that percent more (Exac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_UP, Context, Decimal, localcontext
+from decimal import (
+    MAX_EMAX,
+    MAX_PREC,
+    MIN_EMIN,
+    ROUND_CEILING,
+    ROUND_FLOOR,
+    ROUND_UP,
+    Context,
+    Decimal,
+    localcontext,
+)
+from functools import cached_property
 from typing import Final, Literal
 
 from bot.aptos.tokens import Token
 from bot.paper.core.ledger import MARKET, Ledger
-from bot.paper.core.pools import Pool, PoolBook, same_token
+from bot.paper.core.pools import PoolBook, same_token
+from bot.paper.core.records import frozen_record
 
 __all__ = [
     "MAX_AUTO_SLIPPAGE",
@@ -34,7 +46,9 @@ __all__ = [
 ]
 
 _CTX40: Final = Context(prec=40)
-_CTX80: Final = Context(prec=80)
+_PREC_80: Final = 80
+_CTX80: Final = Context(prec=_PREC_80)
+_WIDE: Final = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)  # exact −
 _IMPACT_PLACES: Final = Decimal("0.0001")
 MAX_AUTO_SLIPPAGE: Final = Decimal("5")
 MIN_AUTO_SLIPPAGE: Final = Decimal("0.5")
@@ -81,13 +95,22 @@ class SwapTerms:
     """ExactIn: least accepted after slippage. ExactOut: equals `amount_out`."""
     max_in: int
     """ExactOut: most payable after slippage. ExactIn: equals `amount_in`."""
-    price_impact: Decimal
-    """Percent lost against the oracle mid price, fees included."""
+    reserves: tuple[int, int] = field(compare=False, repr=False)
+    """The pool's reserves of the sold and the bought token the swap was priced at."""
 
     @property
     def fee_total(self) -> int:
         """Platform plus integrator fee, in the sold token."""
         return self.platform_fee + self.integrator_fee
+
+    @cached_property
+    def price_impact(self) -> Decimal:
+        """Percent lost against the oracle mid price, fees included.
+
+        Worked out when first asked (a `/swap` answer, `auto` slippage), not for every
+        order execution, which never asks.
+        """
+        return _impact(self.reserves, self.amount_in, self.amount_out)
 
 
 @dataclass(frozen=True)
@@ -116,9 +139,9 @@ def _fees(amount_in: int, platform_bps: int, integrator_pct: Decimal) -> tuple[i
     return platform, integrator
 
 
-def _impact(pool: Pool, sell: Token, amount_in: int, amount_out: int) -> Decimal:
-    """Percent of value lost against the fee-free oracle mid rate (of `pool` as it is)."""
-    x, y = pool.reserves(sell)
+def _impact(reserves: tuple[int, int], amount_in: int, amount_out: int) -> Decimal:
+    """Percent of value lost against the fee-free oracle mid rate of a pool's reserves."""
+    x, y = reserves
     ctx = _CTX40
     fair_out = ctx.divide(ctx.multiply(Decimal(amount_in), Decimal(y)), Decimal(x))
     if fair_out <= 0:
@@ -127,6 +150,41 @@ def _impact(pool: Pool, sell: Token, amount_in: int, amount_out: int) -> Decimal
         ctx.divide(ctx.subtract(fair_out, Decimal(amount_out)), fair_out), _HUNDRED
     )
     return impact.quantize(_IMPACT_PLACES)
+
+
+def _keep_ratio(slippage: Decimal) -> tuple[int, int, int] | None:
+    """(n, d, bound): `out × n // d` is floor(out × (100 − slippage) / 100) for 0 ≤ out < bound.
+
+    Exactly what the 80-digit Decimal computation gives while it is exact: the
+    difference, the product and the division by 100 all fit in 80 digits below `bound`.
+    None for a slippage whose difference itself does not fit.
+    """
+    if not slippage.is_finite():
+        return None
+    keep = _WIDE.subtract(_HUNDRED, slippage)
+    digits = len(keep.as_tuple().digits)
+    if digits >= _PREC_80:
+        return None
+    numerator, denominator = keep.as_integer_ratio()
+    return numerator, denominator * 100, 10 ** (_PREC_80 - digits)
+
+
+_KEEP_RATIOS: dict[Decimal, tuple[int, int, int] | None] = {}
+
+
+def _min_out(out: int, slippage: Decimal) -> int:
+    """The least accepted output of an ExactIn quote: out less `slippage` percent, floored."""
+    try:
+        ratio = _KEEP_RATIOS[slippage]
+    except KeyError:
+        if len(_KEEP_RATIOS) >= 1024:
+            _KEEP_RATIOS.clear()
+        ratio = _KEEP_RATIOS[slippage] = _keep_ratio(slippage)
+    if ratio is not None and 0 <= out < ratio[2]:
+        return out * ratio[0] // ratio[1]
+    ctx = _CTX80
+    keep = ctx.divide(ctx.multiply(Decimal(out), ctx.subtract(_HUNDRED, slippage)), _HUNDRED)
+    return int(keep.to_integral_value(rounding=ROUND_FLOOR, context=ctx))
 
 
 def _auto_slippage(impact: Decimal) -> Decimal:
@@ -182,28 +240,33 @@ def quote_swap(
         total_in = _gross_up(net, fees.platform_fee_bps, integrator_fee_pct)
         platform, integrator = _fees(total_in, fees.platform_fee_bps, integrator_fee_pct)
         out = amount_out
-    impact = _impact(pool, sell, total_in, out)
-    chosen = _auto_slippage(impact) if slippage == "auto" else slippage
-    ctx = _CTX80
-    if amount_in is not None:
-        keep = ctx.divide(ctx.multiply(Decimal(out), ctx.subtract(_HUNDRED, chosen)), _HUNDRED)
-        min_out = int(keep.to_integral_value(rounding=ROUND_FLOOR, context=ctx))
-        max_in = total_in
+    reserves = pool.reserves(sell)
+    known: dict[str, Decimal] = {}
+    if slippage == "auto":
+        known["price_impact"] = impact = _impact(reserves, total_in, out)
+        chosen = _auto_slippage(impact)
     else:
+        chosen = slippage
+    if amount_in is not None:
+        min_out, max_in = _min_out(out, chosen), total_in
+    else:
+        ctx = _CTX80
         pay = ctx.divide(ctx.multiply(Decimal(total_in), ctx.add(_HUNDRED, chosen)), _HUNDRED)
         min_out, max_in = out, int(pay.to_integral_value(rounding=ROUND_CEILING, context=ctx))
-    return SwapTerms(
-        sell,
-        buy,
-        amount_in is not None,
-        total_in,
-        out,
-        platform,
-        integrator,
-        chosen,
-        min_out,
-        max_in,
-        impact,
+    return frozen_record(
+        SwapTerms,
+        sell=sell,
+        buy=buy,
+        exact_in=amount_in is not None,
+        amount_in=total_in,
+        amount_out=out,
+        platform_fee=platform,
+        integrator_fee=integrator,
+        slippage=chosen,
+        min_out=min_out,
+        max_in=max_in,
+        reserves=reserves,
+        **known,  # the price impact when `auto` needed it: kept as its worked-out value
     )
 
 
@@ -318,11 +381,21 @@ def execute_swap(
     integrator_to = integrator_account or fees.platform_account
     token_in = sell.address
     # Take everything from the payer first: if it is short, nothing has moved.
-    ledger.transfer(token_in, payer, MARKET, terms.amount_in)
-    ledger.transfer(token_in, MARKET, fees.platform_account, terms.platform_fee)
-    ledger.transfer(token_in, MARKET, integrator_to, terms.integrator_fee)
-    ledger.transfer(buy.address, MARKET, recipient, terms.amount_out)
+    ledger.transfers(
+        (
+            (token_in, payer, MARKET, terms.amount_in),
+            (token_in, MARKET, fees.platform_account, terms.platform_fee),
+            (token_in, MARKET, integrator_to, terms.integrator_fee),
+            (buy.address, MARKET, recipient, terms.amount_out),
+        )
+    )
     pools.pool(sell, buy, at).apply(sell, terms.amount_in - terms.fee_total, terms.amount_out)
-    return SwapExecution(
-        sell, buy, terms.amount_in, terms.amount_out, terms.platform_fee, terms.integrator_fee
+    return frozen_record(
+        SwapExecution,
+        sell=sell,
+        buy=buy,
+        amount_in=terms.amount_in,
+        amount_out=terms.amount_out,
+        platform_fee=terms.platform_fee,
+        integrator_fee=terms.integrator_fee,
     )

@@ -274,6 +274,10 @@ def test_what_cannot_be_run_is_one_line(tmp_path: Path) -> None:
     series = prices(tmp_path, [(0, "5")])
     with pytest.raises(BacktestError, match="no prices for THL"):
         run(dca(to_token="THL"), series, 1)
+    # APT is known to every run (for gas), but a strategy that trades it needs its prices.
+    no_apt = prices(tmp_path, [])
+    with pytest.raises(BacktestError, match="no prices for APT"):
+        run(dca(), no_apt, 1)
     late = prices(tmp_path, [(2, "5")])
     with pytest.raises(BacktestError, match="prices of APT start at"):
         run(dca(), late, 3)
