@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
@@ -27,6 +24,14 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from bot.aptos.address import Address, AddressError, FunctionId
+from bot.config_base import Section as _Section
+from bot.config_paper import (
+    PaperFaultSettings,
+    PaperFunding,
+    PaperNodeSettings,
+    PaperSettings,
+    paper_start,
+)
 
 __all__ = [
     "ALERT_EVENT_NAMES",
@@ -82,15 +87,11 @@ ALERT_EVENT_NAMES: Final = frozenset(
 """The alert kinds `[alerts].events` may name (besides "all")."""
 
 MAINNET_CHAIN_ID: Final = 1
-STEPPED_START: Final = "2026-01-01T00:00:00Z"
 ROUTER_FUNCTION: Final = (
     "0x1c3206329806286fd2223647c9f9b130e66baeb6d7224a18c1f642ffe48f3b4c::panora_swap::router_entry"
 )
 
 
-class _Section(BaseModel):
-    # allow_inf_nan=False: `speed = inf` or `1e400` is out of range, not a valid setting.
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ApiSettings(_Section):
@@ -296,119 +297,6 @@ class Schedule(_Section):
         if (self.interval_seconds is None) == (self.cron is None):
             raise ValueError("give exactly one of interval_seconds and cron")
         return self
-
-
-class PaperFaultSettings(_Section):
-    """Faults the paper world injects, per request, seeded (all off by default)."""
-
-    seed: int = 7
-    latency_ms: int = Field(default=0, ge=0)
-    rate_limited: Decimal = Field(default=Decimal(0), ge=0, le=1)
-    server_error: Decimal = Field(default=Decimal(0), ge=0, le=1)
-    timeout: Decimal = Field(default=Decimal(0), ge=0, le=1)
-    timeout_seconds: float = Field(default=30.0, gt=0)
-    drop_after_apply: Decimal = Field(default=Decimal(0), ge=0, le=1)
-    malformed_body: Decimal = Field(default=Decimal(0), ge=0, le=1)
-    endpoints: list[str] = Field(default_factory=list)
-    """Paths the faults apply to (empty: every endpoint)."""
-
-
-class PaperNodeSettings(_Section):
-    """`[paper.node]`: the simulated Aptos node and its seeded faults (off by default)."""
-
-    chain_id: int = Field(default=4, ge=0, le=255)
-    gas_unit_price: int = Field(default=100, ge=1)
-    commit_delay_seconds: float = Field(default=0.0, ge=0)
-    mempool_capacity: int = Field(default=1000, ge=1)
-    vm_error_sequence: bool = False
-    """Report a too-old sequence number in the `vm_error` form some nodes use."""
-    seed: int = 11
-    mempool_full: float = Field(default=0.0, ge=0, le=1)
-    lost: float = Field(default=0.0, ge=0, le=1)
-    slow_commit: float = Field(default=0.0, ge=0, le=1)
-    slow_commit_seconds: float = Field(default=30.0, ge=0)
-    consume_sequence: float = Field(default=0.0, ge=0, le=1)
-    lose_first: int = Field(default=0, ge=0)
-    """Tests: lose the first N accepted transactions (202, never committed)."""
-    drop_first_answers: int = Field(default=0, ge=0)
-    """Tests: close the connection instead of answering the first N accepted submissions."""
-
-    @field_validator("chain_id")
-    @classmethod
-    def _not_a_public_network(cls, value: int) -> int:
-        if value in (1, 2):
-            raise ValueError("the paper chain must not use mainnet (1) or testnet (2) ids")
-        return value
-
-
-class PaperFunding(_Section):
-    """A wallet funded by the paper faucet at start-up."""
-
-    wallet: str
-    token: str
-    amount: Decimal = Field(gt=0)
-
-
-class PaperSettings(_Section):
-    """`[paper]`: the simulated market (and, from #5, the simulated node)."""
-
-    url: str = ""
-    """A served paper world (`bot paper serve`); empty: embedded in this process."""
-    seed: int = 42
-    start: str | None = None
-    """Where accelerated and stepped clocks begin: an ISO-8601 time or `now`. Unset: `now`
-    for accelerated and real clocks (live-like), 2026-01-01 for stepped ones (reproducible)."""
-    clock: Literal["real", "accelerated", "stepped"] = "accelerated"
-    speed: float = Field(default=60.0, gt=0)
-    api_keys: list[str] = Field(default_factory=lambda: ["paper-demo-key"])
-    rate_limit_per_second: float = Field(default=50.0, gt=0)
-    rate_limit_burst: int = Field(default=50, ge=1)
-    price_step_seconds: int = Field(default=60, ge=1)
-    prices_file: Path | None = None
-    start_prices: dict[str, Decimal] = Field(default_factory=dict)
-    pool_depth_usd: Decimal = Field(default=Decimal("2000000"), gt=0)
-    pool_fee_bps: int = Field(default=25, ge=0, lt=10_000)
-    platform_fee_bps: int = Field(default=10, ge=0, lt=10_000)
-    keeper_fee_bps: int = Field(default=5, ge=0, lt=10_000)
-    order_amount_units: Literal["human", "base"] = "human"
-    order_style: Literal["onchain", "escrow"] = "onchain"
-    """`onchain`: createOrder/cancelOrder answer with a txData the owner signs (deposit,
-    withdraw); `escrow`: funds move at once (simpler, for tests)."""
-    pending_grace_seconds: int = Field(default=600, ge=1)
-    """An on-chain-style order whose deposit has not landed by then is dropped."""
-    test_pay_to: str | None = None
-    """Test only: swap txData pays this address instead of the caller (a hostile route)."""
-    snapshot_file: Path | None = None
-    funding: list[PaperFunding] = Field(default_factory=list)
-    faults: PaperFaultSettings = Field(default_factory=PaperFaultSettings)
-    node: PaperNodeSettings = Field(default_factory=PaperNodeSettings)
-
-    @field_validator("start")
-    @classmethod
-    def _aware_time(cls, value: str | None) -> str | None:
-        from bot.clock import parse_utc
-
-        if value is None:
-            return None
-        if value.strip().lower() == "now":
-            return "now"
-        try:
-            parse_utc(value)
-        except ValueError:
-            raise ValueError("must be an ISO-8601 time, e.g. 2026-01-01T00:00:00Z") from None
-        return value
-
-
-def paper_start(settings: PaperSettings) -> datetime:
-    """The paper world's start time: the configured one, or the current time for `now`."""
-    from bot.clock import parse_utc
-
-    start = settings.start
-    if start is None:
-        start = "now" if settings.clock != "stepped" else STEPPED_START
-    if start == "now":
-        return datetime.now(UTC)
-    return parse_utc(start)
 
 
 def param_strings(value: Any) -> list[str]:
