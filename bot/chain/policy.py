@@ -236,8 +236,10 @@ class SignerPolicy:
             return
         with localcontext() as ctx:
             ctx.prec = 100
-            # (expected − min) / expected > limit / 100, exactly.
-            over = Decimal(expected - intent.min_out) * 100 > limit * expected
+            # The least minimum allowed is expected × (1 − limit / 100), exactly, rounded
+            # down to a whole base unit as the provider rounds its minimum.
+            least = (Decimal(expected) * (100 - limit) / 100).to_integral_value(ROUND_FLOOR)
+            over = intent.min_out < least
         if over:
             raise PolicyRefused(
                 f"the minimum out {intent.min_out} is more than {limit}% below the expected "

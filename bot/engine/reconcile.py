@@ -16,10 +16,15 @@ An intent left `planned` (the process died after recording it, before sending an
 
 Anything still unmatched after `grace` → `failed`, and the strategy may act again. Inside
 the grace period it stays `unknown` (a pending deposit, a slow provider).
+
+First, the wallet's transactions the journal holds as signed, submitted or unknown (their
+signer died before their fate was known) are looked up by hash: committed → `committed`
+or `failed`; unknown to the node at a ledger time past their expiration → `expired`.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from decimal import Decimal
@@ -38,6 +43,7 @@ __all__ = ["Reconciler", "Resolution"]
 
 OrderKind = Literal["dca", "limit"]
 _CLOCK_SKEW: Final = timedelta(minutes=2)
+_UNFINISHED_TX: Final = ("signed", "submitted", "unknown")
 _PAGES: Final = 10
 
 
@@ -74,13 +80,20 @@ class Reconciler:
         self.grace = grace
         self._log = get_logger("reconcile", wallet=wallet)
 
-    async def run(self) -> list[Resolution]:
-        """Settle what can be settled now; returns one resolution per intent examined."""
-        open_intents = [
-            i
-            for i in self.journal.intents(states=("planned", "sent", "unknown"))
-            if i.wallet == self.wallet
-        ]
+    async def run(self, *, in_flight: bool = True) -> list[Resolution]:
+        """Settle what can be settled now; returns one resolution per intent examined.
+
+        Args:
+            in_flight: also settle intents left `planned` or `sent` and their transactions
+                (at start-up, when no execution can still own them). A running daemon
+                passes False: it settles only `unknown` intents, whose executions are over.
+        """
+        states = ("planned", "sent", "unknown") if in_flight else ("unknown",)
+        busy: set[int] = set()
+        if not in_flight:
+            busy = {i.id for i in self.journal.intents(states=("planned", "sent"))}
+        await self.settle_transactions(skip_intents=busy)
+        open_intents = [i for i in self.journal.intents(states=states) if i.wallet == self.wallet]
         if not open_intents:
             return []
         now = self.clock.now()
@@ -125,6 +138,41 @@ class Reconciler:
                     detail=resolution.detail,
                 )
         return results
+
+    async def settle_transactions(self, skip_intents: set[int] | None = None) -> int:
+        """Record the fate of the wallet's unfinished transactions; returns how many moved.
+
+        Transactions of `skip_intents` (still being executed) are left to their signer.
+        """
+        if self.node is None:
+            return 0
+        moved = 0
+        for tx in self.journal.transactions(states=_UNFINISHED_TX):
+            if tx.sender != self.wallet or tx.intent_id in (skip_intents or set()):
+                continue
+            try:
+                lookup = await self.node.lookup_transaction(tx.hash)
+            except ChainError:
+                return moved  # the node is unreachable: the next run tries again
+            status = lookup.status
+            if status is not None and status.committed:
+                state = "committed" if status.success else "failed"
+                self.journal.update_transaction(
+                    tx.hash,
+                    state,
+                    at=self.clock.now(),
+                    gas_used=status.gas_used or None,
+                    vm_status=status.vm_status or None,
+                )
+            elif status is None and _past_expiration(
+                tx.payload_summary, lookup.ledger_timestamp_us
+            ):
+                self.journal.update_transaction(tx.hash, "expired", at=self.clock.now())
+            else:
+                continue
+            moved += 1
+            self._log.info("reconcile.transaction", tx_hash=tx.hash)
+        return moved
 
     async def _provider_orders(self, kind: OrderKind) -> list[DcaOrder | LimitOrder]:
         found: list[DcaOrder | LimitOrder] = []
@@ -231,3 +279,12 @@ class Reconciler:
         if self._expired(intent):
             return Resolution(intent.id, "failed", None, "no transaction committed in time")
         return Resolution(intent.id, "unknown")
+
+
+def _past_expiration(payload_summary: str, ledger_us: int | None) -> bool:
+    """True when the node's ledger time is at or past the transaction's expiration."""
+    try:
+        expiration = int(json.loads(payload_summary)["expiration_timestamp_secs"])
+    except (ValueError, KeyError, TypeError):
+        return False
+    return ledger_us is not None and ledger_us >= expiration * 1_000_000

@@ -1,0 +1,93 @@
+"""Reconciliation records the fate of transactions whose signer died before learning it.
+
+Found by the chaos harness (bench/chaos_kill.py): after a SIGKILL between submit and
+commit, the transaction committed on chain but its journal row stayed `signed` forever;
+`Reconciler.run()` now looks such rows up by hash.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+
+from bot.chain import TxOutcome
+from bot.clock import SteppedClock
+from bot.engine.actions import Swap
+from bot.engine.executor import Executor
+from bot.engine.reconcile import Reconciler
+from bot.engine.recorder import JournalRecorder
+from bot.journal.codec import encode_json
+from tests.support.paper_rig import PaperRig, paper_rig
+from tests.support.paper_signing import address_of, fixed_key
+
+KEY = fixed_key("reconcile-transactions")
+WALLET = address_of(KEY)
+
+
+class DiesBeforeTheOutcome(JournalRecorder):
+    """Records the signed transaction, then "dies": the outcome is never written."""
+
+    async def on_outcome(self, tx_hash: str, outcome: TxOutcome) -> None:
+        return None
+
+
+def reconciler(rig: PaperRig) -> Reconciler:
+    return Reconciler(
+        journal=rig.journal,
+        client=rig.client,
+        clock=rig.clock,
+        wallet=WALLET,
+        tokens=rig.world.market.tokens.book,
+        node=rig.node,
+    )
+
+
+async def test_a_committed_transaction_left_signed_is_recorded_committed(tmp_path: Path) -> None:
+    async with paper_rig(tmp_path, KEY) as rig:
+        executor = Executor(
+            journal=rig.journal,
+            client=rig.client,
+            clock=rig.clock,
+            wallet=WALLET,
+            tokens=rig.world.market.tokens.book,
+            signer=rig.signer,
+            recorder=DiesBeforeTheOutcome(rig.journal, rig.clock),
+        )
+        swap = Swap(key="s", sell="APT", buy="USDC", sell_amount=Decimal(1), slippage=Decimal(1))
+        result = await executor.execute("s1", swap)
+        [row] = rig.journal.transactions(intent_id=result.intent_id)
+        assert row.state == "signed"
+        on_chain = rig.world.chain.transaction(row.hash)
+        assert on_chain is not None and on_chain.effects is not None
+
+        await reconciler(rig).run()
+
+        stored = rig.journal.transaction(row.hash)
+        assert stored is not None and stored.state == "committed"
+        assert stored.gas_used == on_chain.effects.gas_used
+
+
+async def test_a_transaction_that_never_landed_is_expired_only_past_its_expiration(
+    tmp_path: Path,
+) -> None:
+    async with paper_rig(tmp_path, KEY) as rig:
+        clock = rig.clock
+        assert isinstance(clock, SteppedClock)
+        expiration = int(clock.now().timestamp()) + 60
+        tx_hash = "0x" + "ab" * 32
+        rig.journal.record_transaction(
+            tx_hash,
+            WALLET,
+            0,
+            encode_json({"expiration_timestamp_secs": expiration}),
+            at=clock.now(),
+        )
+        await reconciler(rig).run()
+        early = rig.journal.transaction(tx_hash)
+        assert early is not None and early.state == "signed"  # it could still land
+
+        clock.advance(timedelta(seconds=61))
+        await reconciler(rig).run()
+        late = rig.journal.transaction(tx_hash)
+        assert late is not None and late.state == "expired"
