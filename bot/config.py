@@ -177,6 +177,8 @@ class SchedulerSettings(_Section):
 
     tracker_interval_seconds: int = Field(default=60, ge=1)
     commands_interval_seconds: int = Field(default=2, ge=1)
+    reconcile_interval_seconds: int = Field(default=60, ge=1)
+    """How often the daemon settles intents whose outcome was unknown (a lost answer)."""
     strategy_dirs: list[Path] = Field(default_factory=list)
     """Folders of user strategy plugins (`*.py` files defining Strategy subclasses)."""
     strategy_timeout_seconds: int = Field(default=30, ge=1)

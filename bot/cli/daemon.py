@@ -40,7 +40,7 @@ from bot.cli.run_cmd import (
     trading_jobs,
 )
 from bot.cli.runtime import Runtime, chain_settings
-from bot.clock import AcceleratedClock, RealClock, SteppedClock
+from bot.clock import AcceleratedClock, Clock, RealClock, SteppedClock
 from bot.config import ConfigError, Settings, load_settings
 from bot.engine.engine import Engine, TickReport
 from bot.engine.events import OrderEvent
@@ -389,6 +389,25 @@ class Daemon:
                 self._refuse(f"{type(exc).__name__}: {exc}")
 
 
+async def _drain(
+    reconciler: Reconciler, clock: Clock, settings: Settings, notifier: Notifier
+) -> None:
+    """Let transactions an earlier process left in flight land (or expire) first.
+
+    A stepped paper clock moves only when the driver moves it: nothing can land while
+    waiting, so it is not waited for.
+    """
+    if isinstance(clock, SteppedClock) or not reconciler.unfinished_transactions():
+        return
+    notifier.status("starting: waiting for transactions left in flight")
+    factor = clock.factor if isinstance(clock, AcceleratedClock) else 1.0
+    chain = settings.chain
+    await reconciler.drain_transactions(
+        timeout_seconds=(chain.expiration_seconds + 30) / factor,
+        poll_seconds=chain.poll_interval_seconds / factor,
+    )
+
+
 async def run_daemon(
     settings: Settings, *, dry_run: bool, config_file: Path | None, force_paper: bool
 ) -> None:
@@ -428,14 +447,16 @@ async def run_daemon(
             daemon.publish("starting")
             if not dry_run:
                 notifier.status("starting: reconciling the journal")
-                await Reconciler(
+                reconciler = Reconciler(
                     journal=runtime.journal,
                     client=runtime.client,
                     clock=runtime.clock,
                     wallet=runtime.wallet,
                     tokens=runtime.tokens,
                     node=runtime.node,
-                ).run()
+                )
+                await _drain(reconciler, runtime.clock, settings, notifier)
+                await reconciler.run()
             await daemon.serve(stop, hangups)
         finally:
             if runtime.world is not None and settings.paper.snapshot_file is not None:

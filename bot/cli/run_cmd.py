@@ -27,6 +27,7 @@ from bot.engine.brokers import Broker, DryRunBroker, LiveBroker, describe
 from bot.engine.commands import process_commands
 from bot.engine.engine import Engine, TickReport
 from bot.engine.plugins import PluginError, available_plugins, build_strategy
+from bot.engine.reconcile import Reconciler
 from bot.engine.risk import RiskChecker
 from bot.engine.scheduling import Job, make_trigger
 from bot.engine.strategy import Strategy
@@ -147,7 +148,11 @@ def trading_jobs(
     dry_run: bool,
     on_report: Callable[[TickReport], None] = print_report,
 ) -> list[Job]:
-    """The strategies' ticks, the order poll and the command queue, first fires from now."""
+    """The daemon's jobs, each first firing now.
+
+    The strategies' ticks, the order poll, the command queue and the reconciler of lost
+    answers.
+    """
     start = runtime.clock.now()
     entries = {e.name: e for e in settings.strategies}
     jobs = [
@@ -170,6 +175,23 @@ def trading_jobs(
 
             jobs.append(
                 Job("commands", every(settings.scheduler.commands_interval_seconds), commands)
+            )
+            reconciler = Reconciler(
+                journal=runtime.journal,
+                client=runtime.client,
+                clock=runtime.clock,
+                wallet=executor.wallet,
+                tokens=runtime.tokens,
+                node=runtime.node,
+            )
+
+            async def reconcile() -> None:
+                # Only intents whose execution is over (`unknown`: an answer was lost):
+                # looked up, never resent. Those still executing are left alone.
+                await reconciler.run(in_flight=False)
+
+            jobs.append(
+                Job("reconcile", every(settings.scheduler.reconcile_interval_seconds), reconcile)
             )
     return jobs
 

@@ -24,7 +24,9 @@ or `failed`; unknown to the node at a ledger time past their expiration → `exp
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from decimal import Decimal
@@ -138,6 +140,37 @@ class Reconciler:
                     detail=resolution.detail,
                 )
         return results
+
+    def unfinished_transactions(self) -> int:
+        """How many of the wallet's transactions have no known fate yet."""
+        return sum(
+            1 for tx in self.journal.transactions(states=_UNFINISHED_TX) if tx.sender == self.wallet
+        )
+
+    async def drain_transactions(
+        self,
+        *,
+        timeout_seconds: float,
+        poll_seconds: float,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> int:
+        """Wait until the wallet's unfinished transactions commit, fail or expire.
+
+        At start-up, before anything new is signed: the node's sequence number counts
+        committed transactions only, so a transaction signed now would take the number of
+        one an earlier process left pending (refused by a real mempool, or worse).
+        Returns how many are still unfinished when `timeout_seconds` ran out.
+        """
+        waited = 0.0
+        while True:
+            await self.settle_transactions()
+            left = self.unfinished_transactions()
+            if not left or self.node is None or waited >= timeout_seconds:
+                if left:
+                    self._log.warning("reconcile.transactions_unsettled", count=left)
+                return left
+            await sleep(poll_seconds)
+            waited += poll_seconds
 
     async def settle_transactions(self, skip_intents: set[int] | None = None) -> int:
         """Record the fate of the wallet's unfinished transactions; returns how many moved.

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from bot.clock import SteppedClock
 from bot.config import PaperFunding, PaperNodeSettings, PaperSettings
 from bot.paper.world import PaperWorld, build_world
 from tests.support.paper_signing import BCS, address_of, build_signed, fixed_key
@@ -400,3 +401,30 @@ async def test_a_snapshot_keeps_the_chain(tmp_path: Any) -> None:
         found = (await client.get(f"/v1/transactions/by_hash/{tx_hash}")).json()
         assert found["success"] is True
     assert restored.market.ledger.dump() == world.market.ledger.dump()
+
+
+async def test_a_different_transaction_for_a_pending_sequence_number_is_refused() -> None:
+    # A restarted process that read the committed sequence number signs with the number of
+    # a transaction its predecessor left pending: a real mempool refuses it, so does ours.
+    world = make_world(node=PaperNodeSettings(commit_delay_seconds=30))
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=world.app), base_url="http://paper"
+    ) as client:
+        tx = await swap_tx(client)
+        first = await build_signed(client, KEY, tx)
+        assert (
+            await client.post("/v1/transactions", content=first, headers=BCS)
+        ).status_code == 202
+        other = await build_signed(client, KEY, tx, sequence_number=0, max_gas=20_001)
+        refused = await client.post("/v1/transactions", content=other, headers=BCS)
+        assert refused.status_code == 400
+        assert refused.json()["error_code"] == "invalid_transaction_update"
+        # The same bytes again are the same transaction: accepted, even once committed.
+        again = await client.post("/v1/transactions", content=first, headers=BCS)
+        assert again.status_code == 202
+        assert isinstance(world.market.clock, SteppedClock)
+        world.market.clock.advance(timedelta(seconds=31))
+        world.market.sync()
+        committed = await client.post("/v1/transactions", content=first, headers=BCS)
+        assert committed.status_code == 202
+    assert [t.sequence_number for t in world.chain.transactions()] == [0]

@@ -192,7 +192,7 @@ async def test_five_strategies_for_three_days(served: Served) -> None:
         await engine.start()
         jobs = run_cmd.trading_jobs(engine, settings, runtime, dry_run=False)
         assert sorted(j.name for j in jobs) == sorted(
-            [*(f"strategy:{n}" for n in engine.strategies), "tracker", "commands"]
+            [*(f"strategy:{n}" for n in engine.strategies), "tracker", "commands", "reconcile"]
         )
         runs = await Driver(clock, jobs, on_time=follow).run_until(end)
         await engine.poll_orders()  # what the last moment's actions did

@@ -97,10 +97,8 @@ class Audit:
 
 
 def _committed(world: PaperWorld, wallet: str) -> list[TxRecord]:
-    # The chain keeps no public list of its transactions; its hash index is the list.
-    records: dict[str, TxRecord] = world.chain._by_hash
     return sorted(
-        (r for r in records.values() if r.sender == wallet and r.effects is not None),
+        (r for r in world.chain.transactions() if r.sender == wallet and r.effects is not None),
         key=lambda r: r.version or 0,
     )
 

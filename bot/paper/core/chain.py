@@ -213,6 +213,10 @@ class PaperChain:
     def submit(self, data: bytes) -> TxRecord:
         """Admit a signed transaction to the mempool (HTTP 202), or raise `NodeError`."""
         signed = self._decode(data)
+        tx_hash = transaction_hash(data)
+        known = self._by_hash.get(tx_hash)
+        if known is not None:
+            return known  # the same bytes again (even once committed): idempotent, as a node is
         sender = str(sender_address(signed))
         if self._draw(self.settings.consume_sequence) and self.account_exists(sender):
             # Another process used this account's next sequence number.
@@ -222,10 +226,14 @@ class PaperChain:
             self.settings.mempool_full
         ):
             raise NodeError(507, "mempool is full", "mempool_is_full")
-        tx_hash = transaction_hash(data)
-        known = self._by_hash.get(tx_hash)
-        if known is not None:
-            return known  # the same bytes again: idempotent, as a node is
+        if signed.transaction.sequence_number in self._pending.get(sender, {}):
+            # A real mempool refuses a different transaction for a pending number (a
+            # restarted process that read the committed sequence number would send one).
+            raise NodeError(
+                400,
+                "another transaction with this sequence number is pending",
+                "invalid_transaction_update",
+            )
         now = self.market.now
         delay = self.settings.commit_delay_seconds
         if self._draw(self.settings.slow_commit):
@@ -245,6 +253,10 @@ class PaperChain:
         if not record.lost:
             self._pending.setdefault(sender, {})[record.sequence_number] = record
         return record
+
+    def transactions(self) -> list[TxRecord]:
+        """Every transaction the node accepted (pending, lost or committed), oldest first."""
+        return list(self._by_hash.values())
 
     def take_dropped_answer(self) -> bool:
         """True while the answers of the first accepted submissions are to be dropped."""

@@ -91,3 +91,36 @@ async def test_a_transaction_that_never_landed_is_expired_only_past_its_expirati
         await reconciler(rig).run()
         late = rig.journal.transaction(tx_hash)
         assert late is not None and late.state == "expired"
+
+
+async def test_start_up_waits_for_a_transaction_left_in_flight_until_it_expires(
+    tmp_path: Path,
+) -> None:
+    async with paper_rig(tmp_path, KEY) as rig:
+        clock = rig.clock
+        assert isinstance(clock, SteppedClock)
+        expiration = int(clock.now().timestamp()) + 60
+        tx_hash = "0x" + "cd" * 32
+        rig.journal.record_transaction(
+            tx_hash,
+            WALLET,
+            0,
+            encode_json({"expiration_timestamp_secs": expiration}),
+            at=clock.now(),
+        )
+        waits: list[float] = []
+
+        async def time_passes(seconds: float) -> None:  # the wait, on the world's clock
+            waits.append(seconds)
+            clock.advance(timedelta(seconds=seconds))
+
+        left = await reconciler(rig).drain_transactions(
+            timeout_seconds=30, poll_seconds=10, sleep=time_passes
+        )
+        assert left == 1 and waits == [10, 10, 10]  # gave up: it could still land
+        left = await reconciler(rig).drain_transactions(
+            timeout_seconds=120, poll_seconds=10, sleep=time_passes
+        )
+        assert left == 0 and len(waits) == 6  # expired once the ledger reached its 60 s
+        row = rig.journal.transaction(tx_hash)
+        assert row is not None and row.state == "expired"
