@@ -213,3 +213,12 @@ def test_alert_settings_are_checked_with_the_config(
         load_settings(path)
     assert caught.value.problems[0].startswith(expected)
     assert len(caught.value.problems) == 1
+
+
+def test_a_huge_number_is_refused_naming_its_key(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("[chain]\nexpiration_seconds = 1000000000000000000000000000000\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path)
+    [problem] = caught.value.problems
+    assert problem.startswith("chain.expiration_seconds: Value error, must be at most")
