@@ -18,7 +18,7 @@ import asyncio
 import random
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, Literal, TypeVar
 
 import httpx
@@ -37,7 +37,6 @@ from bot.api.errors import (
 from bot.api.models import (
     DcaOrder,
     LimitOrder,
-    OrderFilter,
     OrderResult,
     OrdersPage,
     PriceList,
@@ -417,32 +416,6 @@ class PanoraClient:
             return OrdersPage(chain_id, owner, page_number, total_pages, dca, bad)
         limit, bad = self._parse_each(LimitOrder, raw_orders, endpoint)
         return OrdersPage(chain_id, owner, page_number, total_pages, limit, bad)
-
-    async def iter_order_pages(
-        self,
-        kind: OrderKind,
-        wallet: str,
-        status: OrderFilter,
-        *,
-        page_size: int = 50,
-        tx_details: bool = True,
-    ) -> AsyncIterator[OrdersPage[DcaOrder] | OrdersPage[LimitOrder]]:
-        """Every page of one list filter, first page first (pages count from 1)."""
-        page = 1
-        while True:
-            request = GetOrdersRequest(
-                chain_id=self.chain_id,
-                wallet=wallet,
-                status=status,
-                page_number=page,
-                limit=page_size,
-                tx_details=tx_details,
-            )
-            result = await self.get_orders(kind, request)
-            yield result
-            if page >= result.total_pages or not (result.orders or result.rejected):
-                return
-            page += 1
 
 
 def _reason(exc: Exception) -> str:
