@@ -331,6 +331,10 @@ class Executor:
             raise _Settled("failed", str(exc), last(intent_id)) from None
         except (SubmitOutcomeUnknown, ChainError) as exc:
             raise _Settled("unknown", str(exc), last(intent_id)) from None
+        finally:
+            # Read above when needed; kept, it would grow by one entry per intent for
+            # the daemon's whole life.
+            self.recorder.last_hash.pop(intent_id, None)
         return outcome.tx_hash
 
 

@@ -104,6 +104,9 @@ async def test_onchain_cancel_signs_the_withdraw(onchain: Rig) -> None:
     )
     assert cancelled.state == "confirmed" and cancelled.tx_hash
     assert onchain.world.market.limit.get(created.order_id).status == "cancelled"
+    # The recorder's per-intent memory is let go once each execution is over: a daemon
+    # running for months would otherwise keep one entry per intent.
+    assert onchain.executor.recorder.last_hash == {}
 
 
 async def test_a_swap_is_signed_and_committed(onchain: Rig) -> None:
