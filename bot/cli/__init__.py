@@ -39,6 +39,7 @@ class _Verbs(LazyGroup):
             "paper": "bot.cli.paper_cmd:app",
             "journal": "bot.cli.journal_cmd:app",
             "keys": "bot.cli.keys_cmd:app",
+            "alerts": "bot.cli.alerts_cmd:app",
         }.items()
     }
 

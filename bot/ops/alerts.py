@@ -47,6 +47,7 @@ from bot.ops.alert_channels import (
 __all__ = [
     "ALERT_KINDS",
     "SUPPRESSED_KIND",
+    "TEST_KIND",
     "Alert",
     "AlertConfigError",
     "AlertStats",
@@ -56,6 +57,8 @@ __all__ = [
 ]
 
 ALERT_KINDS: Final = ALERT_EVENT_NAMES
+TEST_KIND: Final = "alerts_test"
+"""`bot alerts test`'s message (sent whatever `events` selects)."""
 SUPPRESSED_KIND: Final = "alerts_suppressed"
 """The rate limit's summary message (always sent; not a kind `events` can select)."""
 MAX_TEXT: Final = 1000
@@ -391,6 +394,10 @@ class Alerter:
         """An alert that could not even be queued (after close, or a failure in emit)."""
         self._own.queued += 1
         self._own.dropped += 1
+
+    def emit_test(self, text: str) -> None:
+        """Queue a test alert on every channel, whatever `events` selects."""
+        self._enqueue(Alert(TEST_KIND, redact(text), self.clock.now(), {}))
 
     def _enqueue(self, alert: Alert) -> None:
         for lane in self._lanes:
