@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import venv
@@ -41,7 +42,14 @@ def _ensure_venv() -> Path:
 
 
 def _run(args: list[str]) -> int:
-    return subprocess.run(args, cwd=ROOT).returncode
+    process = subprocess.Popen(args, cwd=ROOT)
+    while True:
+        try:
+            return process.wait()
+        except KeyboardInterrupt:
+            # Ctrl-C: the child stops cleanly on SIGINT (it may already have had it from the
+            # terminal; a second one is harmless). Wait for it instead of a traceback.
+            process.send_signal(signal.SIGINT)
 
 
 def main(argv: list[str]) -> int:
