@@ -33,6 +33,7 @@ __all__ = [
     "PricePath",
     "RandomWalkPath",
     "RandomWalkSpec",
+    "check_price",
     "default_spec",
     "derive_seed",
 ]
@@ -61,7 +62,8 @@ def _from_us(us: int) -> datetime:
     return _EPOCH + timedelta(microseconds=us)
 
 
-def _check_price(price: object) -> Decimal:
+def check_price(price: object) -> Decimal:
+    """`price` itself when it is a finite `Decimal` > 0; else TypeError/ValueError."""
     if not isinstance(price, Decimal):
         raise TypeError(f"a price must be a Decimal, got {type(price).__name__}")
     if not price.is_finite() or price <= 0:
@@ -93,7 +95,7 @@ class PricePath:
         for earlier, later in pairwise(self._us):
             if later <= earlier:
                 raise ValueError(f"change points out of order at {_from_us(later).isoformat()}")
-        self._prices = [_check_price(p) for p in prices]
+        self._prices = [check_price(p) for p in prices]
 
     @property
     def times(self) -> list[datetime]:
@@ -191,7 +193,7 @@ class RandomWalkSpec:
     def __post_init__(self) -> None:
         for name in ("start_price", "drift_per_year", "volatility_per_year"):
             object.__setattr__(self, name, parse_decimal(getattr(self, name), field=name))
-        _check_price(self.start_price)
+        check_price(self.start_price)
         if self.volatility_per_year < 0:
             raise ValueError("volatility_per_year must be ≥ 0")
         step = self.step_seconds

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 from bot.aptos.tokens import token_key
 from bot.clock import ensure_utc
 from bot.money import format_decimal, parse_decimal
-from bot.paper.core.prices import PricePath
+from bot.paper.core.prices import PricePath, check_price
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,13 +75,9 @@ class SeriesRow:
     def __post_init__(self) -> None:
         object.__setattr__(self, "timestamp", ensure_utc(self.timestamp))
         object.__setattr__(self, "token", token_key(self.token))
-        for price in (self.usd_price, self.native_price):
-            if price is None:
-                continue
-            if not isinstance(price, Decimal):
-                raise TypeError(f"a price must be a Decimal, got {type(price).__name__}")
-            if not price > 0:
-                raise ValueError(f"a price must be positive, got {price}")
+        check_price(self.usd_price)
+        if self.native_price is not None:
+            check_price(self.native_price)
 
 
 def _parse_time(value: object) -> datetime:
@@ -248,10 +244,7 @@ def write_series(path: Path, rows: Iterable[SeriesRow]) -> int:
 
 def _price_text(value: object) -> str:
     """Exact text of a price, checked: a finite `Decimal` > 0."""
-    if not isinstance(value, Decimal):
-        raise TypeError(f"a price must be a Decimal, got {type(value).__name__}")
-    if not value.is_finite() or value <= 0:
-        raise ValueError(f"a price must be finite and > 0, got {value}")
+    value = check_price(value)
     text = str(value)  # plain unless it has an exponent: then format_decimal's way
     if "E" in text:
         return format_decimal(value)

@@ -87,3 +87,9 @@ def test_the_paper_market_replays_a_parquet_recording(tmp_path: Path) -> None:
     market.clock.advance_to(T0 + timedelta(minutes=3))  # type: ignore[attr-defined]
     market.sync()
     assert market.prices.usd(apt.address, market.now) == Decimal("8.000000000000000001")
+
+
+@pytest.mark.parametrize("price", ["Infinity", "NaN", "0", "-1"])
+def test_a_series_row_refuses_a_price_that_is_not_finite_and_positive(price: str) -> None:
+    with pytest.raises(ValueError, match="finite and > 0"):
+        SeriesRow(datetime(2026, 1, 1, tzinfo=UTC), "0x1::aptos_coin::AptosCoin", Decimal(price))
