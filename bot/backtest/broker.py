@@ -149,12 +149,6 @@ class CoreBroker:
     def _create_dca(self, action: CreateDca) -> str:
         sell, buy = self._pair(action.sell, action.buy)
         units = _units("fromTokenAmount.value", action.amount, sell)
-        if action.amount_type == "total" and units < action.orders:
-            raise _Refused("fromTokenAmount.value is too small to split into numberOfOrders")
-        min_rate = _rate("minRateToTokenPerFromToken", action.min_rate)
-        max_rate = _rate("maxRateToTokenPerFromToken", action.max_rate)
-        if max_rate == 0:
-            raise _Refused("maxRateToTokenPerFromToken must be positive")
         delay = None
         if action.delay_value is not None or action.delay_period is not None:
             delay = _period("delay", action.delay_value, action.delay_period, minimum=0)
@@ -168,8 +162,10 @@ class CoreBroker:
             orders=_whole("numberOfOrders", action.orders, 1),
             interval=_period("interval", action.interval_value, action.interval_period),
             delay=delay,
-            min_rate=min_rate,
-            max_rate=max_rate,
+            # The DCA engine checks the split and the bounds as the service does (no
+            # minimum of Infinity, a maximum > 0, min ≤ max): a ValueError is a refusal.
+            min_rate=action.min_rate,
+            max_rate=action.max_rate,
             slippage=_percent(action.slippage, _DCA_SLIPPAGE),
             now=self.market.now,
         )

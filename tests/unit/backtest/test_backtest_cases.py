@@ -33,7 +33,9 @@ PLUGINS = '''
 from decimal import Decimal
 from typing import ClassVar
 
-from bot.engine.strategy import Action, Context, CreateLimit, Strategy, StrategyParams, Swap
+from bot.engine.strategy import (
+    Action, Context, CreateDca, CreateLimit, Strategy, StrategyParams, Swap,
+)
 
 
 class OneLimitParams(StrategyParams):
@@ -65,6 +67,17 @@ class OneSwap(Strategy):
     async def on_tick(self, ctx: Context) -> list[Action]:
         return [Swap(key="once", sell="USDC", buy="APT", sell_amount=Decimal(10),
                      slippage=Decimal(1))]
+
+
+class NoFloor(Strategy):
+    """A DCA whose minimum rate is Infinity: the service refuses it (nothing would run)."""
+
+    name = "no_floor"
+
+    async def on_tick(self, ctx: Context) -> list[Action]:
+        return [CreateDca(key="inf", sell="USDC", buy="APT", amount=Decimal(10), orders=2,
+                          interval_value=1, interval_period="hour",
+                          min_rate=Decimal("Infinity"))]
 
 
 class Watcher(Strategy):
@@ -335,3 +348,13 @@ def test_a_swap_executes_at_the_quote_and_reverts_beyond_its_slippage(
     reverted = run(entry, series, 1, strategy_dirs=[plugins], slippage=D(2))
     assert reverted.fills == [] and (reverted.actions, reverted.refused) == (0, 1)
     assert reverted.end_balances[USDC] == D(100)
+
+
+def test_a_dca_whose_minimum_rate_is_infinity_is_refused_as_the_service_does(
+    tmp_path: Path, plugins: Path
+) -> None:
+    entry = StrategyEntry(name="nf", plugin="no_floor", schedule={"interval_seconds": 3600})
+    series = prices(tmp_path, [(0, "5")])
+    result = run(entry, series, 1, strategy_dirs=[plugins])
+    assert result.orders == [] and result.fills == []
+    assert result.refused >= 1
