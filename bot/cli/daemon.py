@@ -47,7 +47,7 @@ from bot.engine.events import OrderEvent
 from bot.engine.plugins import PluginError
 from bot.engine.reconcile import Reconciler
 from bot.engine.risk import RiskChecker
-from bot.engine.scheduling import Driver, Job, RealtimeScheduler
+from bot.engine.scheduling import Driver, Job, start_realtime
 from bot.engine.strategy import Strategy
 from bot.engine.wallet_lock import WalletLock, lock_dir_for
 from bot.logging import get_logger
@@ -343,12 +343,9 @@ class Daemon:
             far = runtime.clock.now() + timedelta(days=36_500)
             driver_task = asyncio.create_task(driver.run_until(far, stop))
         else:
-            scheduler = RealtimeScheduler(
-                misfire_grace_seconds=self.settings.scheduler.misfire_grace_seconds
+            scheduler = start_realtime(
+                jobs, misfire_grace_seconds=self.settings.scheduler.misfire_grace_seconds
             )
-            for job in jobs:
-                scheduler.add(job)
-            scheduler.start()
             self.jobs = scheduler
         typer.echo(
             f"bot running: {len(self.engine.strategies)} strategies, wallet {runtime.wallet}, "
