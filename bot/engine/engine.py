@@ -28,7 +28,7 @@ from bot.config import param_strings
 from bot.engine.actions import Action, CancelDca, CancelLimit, CreateDca, CreateLimit, Swap
 from bot.engine.brokers import ActionOutcome, Broker, describe
 from bot.engine.events import OrderEvent
-from bot.engine.risk import RiskChecker
+from bot.engine.risk import RiskChecker, RiskRefusal
 from bot.engine.strategy import Context, FillInfo, OrderInfo, PriceInfo, Strategy
 from bot.engine.tracker import OrderTracker, PollReport
 from bot.journal import Journal
@@ -59,7 +59,7 @@ class TickReport:
     ok: bool
     error: str | None = None
     outcomes: list[tuple[Action, ActionOutcome]] = field(default_factory=list)
-    refusals: list[tuple[Action, str]] = field(default_factory=list)
+    refusals: list[tuple[Action, RiskRefusal]] = field(default_factory=list)
 
 
 class Engine:
@@ -235,7 +235,7 @@ class Engine:
             refusal = self.risk.check(name, self.wallet, action, self.clock.now())
             if refusal is not None:
                 stats.refused += 1
-                report.refusals.append((action, str(refusal)))
+                report.refusals.append((action, refusal))
                 self._log.warning(
                     "risk.refused", strategy=name, action=describe(action), reason=str(refusal)
                 )

@@ -31,7 +31,6 @@ __all__ = [
     "AlertSink",
     "AlertSources",
     "OrderLookup",
-    "refusal_rule",
 ]
 
 CAP_RULES: Final = frozenset(
@@ -74,17 +73,6 @@ class OrderLookup(Protocol):
     def order(self, kind: str, order_id: str) -> OrderView | None:
         """The stored order, or None."""
         ...
-
-
-def refusal_rule(refusal: object) -> str:
-    """The rule a refusal names: its `rule` attribute, or the text before the first colon.
-
-    The engine reports refusals as `str(RiskRefusal)`, i.e. `"<rule>: <reason>"`.
-    """
-    rule = getattr(refusal, "rule", None)
-    if isinstance(rule, str):
-        return rule.strip().lower()
-    return str(refusal).split(":", 1)[0].strip().lower()
 
 
 def short_id(order_id: str) -> str:
@@ -181,7 +169,7 @@ class AlertSources:
                 order_id=outcome.order_id,
             )
         for action, refusal in report.refusals:
-            rule = refusal_rule(refusal)
+            rule = refusal.rule
             if rule not in CAP_RULES:
                 continue
             last_cap = self._caps.get((name, rule))

@@ -161,7 +161,7 @@ async def test_a_risk_cap_stops_an_action_and_says_why(rig: Rig) -> None:
     engine = rig.engine([SwapsBig("big", StrategyParams())], risk=risk)
     [report] = await engine.tick_all()
     [(_action, reason)] = report.refusals
-    assert "daily spend cap" in reason and "500" in reason
+    assert reason.rule == "daily spend cap" and "500" in str(reason)
     assert rig.journal.intents() == []  # refused before any intent was written
     assert rig.world.chain.submitted == 0
 

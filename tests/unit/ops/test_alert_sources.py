@@ -235,14 +235,13 @@ def test_every_cap_refusal_of_the_real_risk_checker_is_a_risk_cap_alert(
     checker = RiskChecker(risk, journal, tokens, budgets=budgets)
     refusal = checker.check("s", WALLET, action, START)
     assert refusal is not None
-    # As the engine reports it (text), and as a typed refusal would be.
-    sources.on_tick_report(TickReport("s", ok=True, refusals=[(action, str(refusal))]))
+    sources.on_tick_report(TickReport("s", ok=True, refusals=[(action, refusal)]))
     [alert] = alerter.emitted
     assert alert.kind == "risk_cap_hit"
     assert alert.fields["rule"] == rule
     assert rule in alert.text and str(refusal) in alert.text
     other = AlertSources(alerter, AlertSettings())
-    other.on_tick_report(TickReport("s", ok=True, refusals=[(action, refusal)]))  # type: ignore[list-item]
+    other.on_tick_report(TickReport("s", ok=True, refusals=[(action, refusal)]))
     assert [e.fields["rule"] for e in alerter.emitted] == [rule, rule]
 
 
@@ -252,17 +251,16 @@ def test_refusals_that_are_not_caps_do_not_alert(
     checker = RiskChecker(RiskSettings(allowed_tokens=["APT"]), journal, tokens)
     refusal = checker.check("s", WALLET, swap(), START)
     assert refusal is not None and refusal.rule == "allowed tokens"
-    sources.on_tick_report(TickReport("s", ok=True, refusals=[(swap(), str(refusal))]))
-    sources.on_tick_report(
-        TickReport("s", ok=True, refusals=[(swap(), "max slippage: 5% is above 1%")])
-    )
+    sources.on_tick_report(TickReport("s", ok=True, refusals=[(swap(), refusal)]))
+    slippage = RiskRefusal("max slippage", "5% is above 1%")
+    sources.on_tick_report(TickReport("s", ok=True, refusals=[(swap(), slippage)]))
     assert alerter.emitted == []
 
 
 def test_a_cap_hit_every_tick_alerts_once_an_hour(
     sources: AlertSources, alerter: FakeAlerter
 ) -> None:
-    refusal = str(RiskRefusal("daily spend cap", "500 USDC spent today + 10 would exceed 500"))
+    refusal = RiskRefusal("daily spend cap", "500 USDC spent today + 10 would exceed 500")
     for _ in range(30):  # a strategy ticking every minute into its cap
         sources.on_tick_report(TickReport("s", ok=True, refusals=[(swap(), refusal)]))
         alerter.clock.advance(timedelta(minutes=1))
