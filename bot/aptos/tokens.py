@@ -133,6 +133,21 @@ class TokenBook:
         except TokenLookupError:
             return None
 
+    def tokens_named(self, names: Iterable[str]) -> dict[str, Token]:
+        """The tokens among `names`, by address, first seen first.
+
+        Strings that name no token ("1 hour", a label) are skipped: what strategies'
+        parameters name is found this way.
+        """
+        found: dict[str, Token] = {}
+        for name in names:
+            try:
+                token = self.find(name)
+            except TokenLookupError:
+                continue
+            found.setdefault(token.address, token)
+        return found
+
     def find(self, name: str) -> Token:
         """The token named by a coin type, an FA address or a symbol.
 

@@ -98,15 +98,8 @@ def named_tokens(
     strategy: Strategy, book: TokenBook, *, with_apt: bool = True
 ) -> dict[str, Token]:
     """The tokens a strategy's parameters name (plus APT, as the engine's balances), by key."""
-    found: dict[str, Token] = {}
     names = param_strings(strategy.params.model_dump())
-    for name in sorted({"APT", *names} if with_apt else set(names)):
-        try:
-            token = book.find(name)
-        except TokenLookupError:
-            continue  # not a token name ("1 hour", a free-form label)
-        found[token.address] = token
-    return found
+    return book.tokens_named(sorted({"APT", *names} if with_apt else set(names)))
 
 
 class _OrderCache:

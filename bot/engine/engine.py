@@ -125,15 +125,11 @@ class Engine:
         balances: dict[str, Decimal] = {}
         if self.node is None:
             return balances
-        for name in names:
-            try:
-                token = self.tokens.find(name)
-            except TokenLookupError:
-                continue  # not a token name ("1 hour", a free-form label)
+        for token in self.tokens.tokens_named(names).values():
             try:
                 units = await self.node.balance(Address.parse(self.wallet), token.address)
             except Exception as exc:  # a balance is informative, never fatal
-                self._log.debug("balance.unavailable", token=name, error=str(exc))
+                self._log.debug("balance.unavailable", token=token.symbol, error=str(exc))
                 continue
             balances[token.address] = Decimal(units).scaleb(-token.decimals)
         return balances

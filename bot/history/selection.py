@@ -45,11 +45,8 @@ def choose_tokens(
     for entry in strategies:
         if not entry.enabled:
             continue
-        for text in param_strings(entry.params):
-            try:
-                choice.add(book.find(text))
-            except TokenLookupError:
-                continue  # not a token name
+        for token in book.tokens_named(param_strings(entry.params)).values():
+            choice.add(token)
     return choice
 
 

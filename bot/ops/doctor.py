@@ -328,15 +328,10 @@ def check_unknown_fields(stats: ClientStats) -> CheckResult:
 
 def referenced_tokens(strategies: Iterable[Strategy], book: TokenBook) -> list[Token]:
     """The tokens named in the strategies' parameters, as the engine finds them."""
-    found: dict[str, Token] = {}
-    for strategy in strategies:
-        for text in sorted(param_strings(strategy.params.model_dump())):
-            try:
-                token = book.find(text)
-            except TokenLookupError:
-                continue  # not a token name ("1 day", a label)
-            found.setdefault(token.address, token)
-    return list(found.values())
+    names = (
+        text for s in strategies for text in sorted(param_strings(s.params.model_dump()))
+    )
+    return list(book.tokens_named(names).values())
 
 
 @dataclass

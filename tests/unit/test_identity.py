@@ -282,3 +282,10 @@ def test_token_needs_an_identity() -> None:
         Token(decimals=8, symbol="X")
     with pytest.raises(TokenLookupError):
         token_key("APT")
+
+
+def test_tokens_named_skips_non_tokens_and_counts_each_token_once(book: TokenBook) -> None:
+    apt = book.find("APT")
+    found = book.tokens_named(["1 hour", "APT", "0x1::aptos_coin::AptosCoin", "USDC", "nope"])
+    assert list(found) == [apt.address, book.find("USDC").address]
+    assert found[apt.address] is apt
