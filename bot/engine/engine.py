@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
 from bot.api import ApiError, PanoraClient, SwapRequest
 from bot.api.models import SwapResponseExactIn
@@ -37,6 +37,8 @@ from bot.logging import get_logger, redact
 __all__ = ["Engine", "StrategyStats", "TickReport"]
 
 _ACTIONS = (CreateDca, CreateLimit, CancelDca, CancelLimit, Swap)
+_PRICES_SHARED: Final = timedelta(seconds=1)
+"""How long one `/prices` answer serves the contexts built after it."""
 
 
 @dataclass
@@ -108,8 +110,10 @@ class Engine:
 
     async def _prices_now(self) -> dict[str, PriceInfo]:
         now = self.clock.now()
-        if self._prices is not None and self._prices[0] == now:
-            return self._prices[1]  # one /prices call per tick moment, shared
+        if self._prices is not None and timedelta(0) <= now - self._prices[0] < _PRICES_SHARED:
+            # One /prices call per tick moment, shared by the strategies ticking then and
+            # the order events of the same poll (on a real clock no two reads are equal).
+            return self._prices[1]
         listing = await self.client.get_prices(ui_only=False)
         prices = {}
         for r in listing.records:
@@ -179,9 +183,9 @@ class Engine:
     async def context(self, strategy: Strategy) -> Context:
         """The frozen snapshot `strategy` sees now."""
         name = strategy.instance
-        state = {k: self.journal.get_state(name, k) for k in self.journal.state_keys(name)}
+        state = self.journal.states(name)
         referenced = param_strings(strategy.params.model_dump())
-        intents = {i.idempotency_key: i.state for i in self.journal.intents(strategy=name)}
+        intents = self.journal.intent_states(name)
         return Context(
             strategy=name,
             now=self.clock.now(),
@@ -210,8 +214,7 @@ class Engine:
             return self._failed(name, exc)
         report = TickReport(name, ok=True)
         await self._act(name, actions, report)
-        for key, value in ctx.saved.items():
-            self.journal.set_state(name, key, value, at=self.clock.now())
+        self.journal.set_states(name, ctx.saved, at=self.clock.now())
         return report
 
     def _failed(self, name: str, exc: BaseException) -> TickReport:
@@ -282,8 +285,7 @@ class Engine:
         report = TickReport(strategy.instance, ok=True)
         await self._act(strategy.instance, actions, report)
         self._report(report)
-        for key, value in ctx.saved.items():
-            self.journal.set_state(strategy.instance, key, value, at=self.clock.now())
+        self.journal.set_states(strategy.instance, ctx.saved, at=self.clock.now())
 
     def _report(self, report: TickReport) -> None:
         for listener in self.report_listeners:

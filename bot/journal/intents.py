@@ -177,6 +177,19 @@ class IntentsMixin(JournalBase):
         with self._reading() as session:
             return [_intent_view(r) for r in session.exec(query.order_by(col(Intent.id)))]
 
+    def intent_states(self, strategy: str) -> dict[str, str]:
+        """{idempotency key: state} of one strategy's intents (oldest first), two columns only.
+
+        What a strategy's context needs on every tick, without decoding every intent.
+        """
+        query = (
+            sm_select(Intent.idempotency_key, Intent.state)
+            .where(Intent.strategy == strategy)
+            .order_by(col(Intent.id))
+        )
+        with self._reading() as session:
+            return {key: state for key, state in session.exec(query)}
+
     def intent_history(self, intent_id: int) -> list[IntentTransitionView]:
         """Every state an intent went through, in order."""
         query = (

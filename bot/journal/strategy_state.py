@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -31,18 +32,35 @@ class StrategyStateMixin(JournalBase):
         `Decimal`s are stored tagged (`{"$decimal": "1.5"}`) and read back exactly; floats
         are refused (see `bot.journal.codec`).
         """
-        value_json = canon.json_text(value, f"state {strategy}.{key}")
+        self.set_states(strategy, {key: value}, at=at)
+
+    def set_states(self, strategy: str, values: Mapping[str, Any], *, at: datetime) -> None:
+        """Store several values of one strategy in one transaction (all or none)."""
+        if not values:
+            return
+        encoded = {k: canon.json_text(v, f"state {strategy}.{k}") for k, v in values.items()}
         moment = canon.aware(at)
         with self._writing() as session:
-            row = session.get(StrategyState, (strategy, key))
-            if row is None:
-                row = StrategyState(
-                    strategy=strategy, key=key, value_json=value_json, updated_at=moment
-                )
-            else:
-                row.value_json = value_json
-                row.updated_at = moment
-            session.add(row)
+            for key, value_json in encoded.items():
+                row = session.get(StrategyState, (strategy, key))
+                if row is None:
+                    row = StrategyState(
+                        strategy=strategy, key=key, value_json=value_json, updated_at=moment
+                    )
+                else:
+                    row.value_json = value_json
+                    row.updated_at = moment
+                session.add(row)
+
+    def states(self, strategy: str) -> dict[str, Any]:
+        """Every stored value of a strategy, by key (sorted), in one query."""
+        query = (
+            sm_select(StrategyState)
+            .where(StrategyState.strategy == strategy)
+            .order_by(col(StrategyState.key))
+        )
+        with self._reading() as session:
+            return {r.key: decode_json(r.value_json) for r in session.exec(query)}
 
     def delete_state(self, strategy: str, key: str) -> bool:
         """Forget one key; True when it existed."""

@@ -23,7 +23,7 @@ from bot.engine.risk import RiskChecker
 from bot.engine.scheduling import Driver, Job, make_trigger
 from bot.engine.strategy import Action, Context, Strategy, StrategyParams
 from bot.engine.tracker import OrderTracker
-from bot.journal import Journal
+from bot.journal import Journal, JournalError
 from bot.paper.world import PaperWorld
 from tests.support.paper_rig import paper_rig
 from tests.support.paper_signing import address_of, fixed_key
@@ -215,3 +215,27 @@ async def test_the_context_carries_the_strategys_orders_and_fills(rig: Rig) -> N
     assert len(slices) == 4  # the first at creation, then hourly
     assert all(f.from_amount is not None and f.from_amount > 0 for f in slices)
     assert ctx.intents == {"dca:0": "confirmed"}
+
+
+async def test_contexts_built_within_a_second_share_one_prices_call(rig: Rig) -> None:
+    engine = rig.engine([DcaEveryDay("dca", Params())])
+    strategy = engine.strategies["dca"]
+    clock = rig.world.market.clock
+    assert isinstance(clock, SteppedClock)
+    before = rig.client.stats.requests
+    await engine.context(strategy)
+    clock.advance(timedelta(milliseconds=500))  # a real clock never reads the same twice
+    await engine.context(strategy)
+    assert rig.client.stats.requests - before == 1
+    clock.advance(timedelta(seconds=1))
+    await engine.context(strategy)
+    assert rig.client.stats.requests - before == 2
+
+
+async def test_a_strategys_saved_values_are_written_together(rig: Rig) -> None:
+    moment = rig.world.market.clock.now()
+    rig.journal.set_states("s", {"a": Decimal("1.5"), "b": [1, 2]}, at=moment)
+    assert rig.journal.states("s") == {"a": Decimal("1.5"), "b": [1, 2]}
+    with pytest.raises(JournalError, match=r"float 0\.5 refused"):
+        rig.journal.set_states("s", {"a": Decimal(2), "c": 0.5}, at=moment)
+    assert rig.journal.states("s") == {"a": Decimal("1.5"), "b": [1, 2]}  # nothing written
