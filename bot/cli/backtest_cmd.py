@@ -201,9 +201,12 @@ def check_options(
     source = None if prices == "journal" else Path(prices)
     if source is not None and not source.is_file():
         fail(f"--prices {prices!r}: no such file", EXIT_USAGE)
-    journal_file = _sqlite_file(settings.journal.url)
-    if source is None and journal_file is not None and not journal_file.is_file():
-        fail(f"--prices journal: no journal at {journal_file} (see [journal].url)", EXIT_USAGE)
+    if source is None:
+        from bot.journal.db import sqlite_file  # SQLAlchemy: only for journal prices
+
+        journal_file = sqlite_file(settings.journal.url)
+        if journal_file is not None and not journal_file.is_file():
+            fail(f"--prices journal: no journal at {journal_file} (see [journal].url)", EXIT_USAGE)
     return BacktestOptions(
         entry=entry,
         strategy_dirs=dirs,
@@ -245,14 +248,6 @@ def parse_schedule(text: str) -> Schedule:
             raise ValueError(f"not a cron line: {exc}") from None
         return Schedule(cron=stripped)
     raise ValueError('expected an interval ("1h", "15m", "1 day") or a 5-field cron line')
-
-
-def _sqlite_file(url: str) -> Path | None:
-    """The file of a SQLite journal URL (None for another database or in memory)."""
-    prefix = "sqlite:///"
-    if not url.startswith(prefix) or url[len(prefix) :] in ("", ":memory:"):
-        return None
-    return Path(url[len(prefix) :].split("?", 1)[0])
 
 
 def _or_usage(option: str, parse: Any, text: str) -> Any:

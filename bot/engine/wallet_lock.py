@@ -20,11 +20,10 @@ __all__ = ["WalletLock", "lock_dir_for"]
 
 def lock_dir_for(journal_url: str) -> Path:
     """Where wallet locks live: beside a SQLite journal file, else `./data`."""
-    prefix = "sqlite:///"
-    if journal_url.startswith(prefix) and journal_url != "sqlite://":
-        path = Path(journal_url[len(prefix) :])
-        return path.parent if str(path) not in ("", ":memory:") else Path("data")
-    return Path("data")
+    from bot.journal.db import sqlite_file  # the journal's own reading of its URL
+
+    path = sqlite_file(journal_url)
+    return path.parent if path is not None else Path("data")
 
 
 class WalletLock:
