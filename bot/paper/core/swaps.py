@@ -224,7 +224,8 @@ def quote_swap(
         platform, integrator = _fees(amount_in, fees.platform_fee_bps, integrator_fee_pct)
         out = pool.out_for_in(sell, amount_in - platform - integrator)
         if adverse_pct:
-            out = _after_adverse(out, adverse_pct)
+            # The adverse move: out less adverse_pct percent, floored (a minimum out's sum).
+            out = _min_out(out, adverse_pct)
         if out <= 0:
             raise SwapError("amount too small: the swap would give nothing")
         total_in = amount_in
@@ -270,14 +271,6 @@ def quote_swap(
     )
 
 
-def _after_adverse(out: int, adverse_pct: Decimal) -> int:
-    """What the trader receives of `out` after the adverse move (rounded down)."""
-    with localcontext() as ctx:
-        ctx.prec = 80
-        kept = Decimal(out) * (_HUNDRED - adverse_pct) / _HUNDRED
-        return int(kept.to_integral_value(rounding="ROUND_FLOOR"))
-
-
 def _before_adverse(out: int, adverse_pct: Decimal) -> int:
     """The least the pool must give for the trader to receive `out` after the move."""
     if not adverse_pct < _HUNDRED:
@@ -286,7 +279,7 @@ def _before_adverse(out: int, adverse_pct: Decimal) -> int:
         ctx.prec = 80
         needed = Decimal(out) * _HUNDRED / (_HUNDRED - adverse_pct)
         pool_out = int(needed.to_integral_value(rounding=ROUND_CEILING))
-    while _after_adverse(pool_out, adverse_pct) < out:
+    while _min_out(pool_out, adverse_pct) < out:
         pool_out += 1
     return pool_out
 
