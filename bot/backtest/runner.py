@@ -37,7 +37,7 @@ from bot.backtest.result import BacktestResult
 from bot.backtest.spec import AUTO_FUNDING_USD, JOURNAL, BacktestSpec
 from bot.clock import SteppedClock
 from bot.config import PRICE_CREDIT
-from bot.engine.actions import CancelDca, CancelLimit, CreateDca, CreateLimit, Swap, describe
+from bot.engine.actions import check_actions, describe
 from bot.engine.events import OrderEvent
 from bot.engine.plugins import PluginError, build_strategy
 from bot.engine.risk import RiskChecker
@@ -54,7 +54,6 @@ __all__ = ["PROVIDER_CREDIT", "BacktestError", "run_backtest", "run_backtest_asy
 
 PROVIDER_CREDIT: Final = PRICE_CREDIT
 """The credit line shown with results computed from prices recorded from the provider."""
-_ACTIONS: Final = (CreateDca, CreateLimit, CancelDca, CancelLimit, Swap)
 _MICRO: Final = timedelta(microseconds=1)
 _GAP: Final = timedelta(hours=1)
 """A stretch without ticks longer than this is noted in the log (the price held)."""
@@ -311,10 +310,7 @@ class _Run:
             ctx = self.builder.build()
             async with asyncio.timeout(self.spec.timeout_seconds):  # no task per call
                 actions = await decide(ctx)
-            if not isinstance(actions, list) or not all(isinstance(a, _ACTIONS) for a in actions):
-                raise TypeError(
-                    f"on_tick must return a list of actions, got {type(actions).__name__}"
-                )
+            check_actions(actions)
         except Exception as exc:
             self._failed(exc)
             return

@@ -24,6 +24,7 @@ __all__ = [
     "CreateLimit",
     "Swap",
     "action_json",
+    "check_actions",
     "describe",
 ]
 
@@ -170,3 +171,16 @@ def describe(action: Action) -> str:
     amount = amount if amount is not None else Decimal(0)
     side = "sell" if action.sell_amount is not None else "buy"
     return f"swap: {side} {format_decimal(amount)} ({action.sell} → {action.buy})"
+
+
+def check_actions(actions: Any) -> list[Action]:
+    """`actions` itself when it is a list of actions (what a strategy hook must return).
+
+    Raises:
+        TypeError: anything else.
+    """
+    if not isinstance(actions, list) or not all(
+        isinstance(a, CreateDca | CreateLimit | CancelDca | CancelLimit | Swap) for a in actions
+    ):
+        raise TypeError(f"on_tick must return a list of actions, got {type(actions).__name__}")
+    return actions

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any, Final
+from typing import Final
 
 from bot.api import ApiError, PanoraClient, SwapRequest
 from bot.api.models import SwapResponseExactIn
@@ -25,7 +25,10 @@ from bot.aptos.tokens import TokenBook, TokenLookupError
 from bot.chain import NodeClient
 from bot.clock import Clock
 from bot.config import param_strings
-from bot.engine.actions import Action, CancelDca, CancelLimit, CreateDca, CreateLimit, Swap
+from bot.engine.actions import (
+    Action,
+    check_actions,
+)
 from bot.engine.brokers import ActionOutcome, Broker, describe
 from bot.engine.events import OrderEvent
 from bot.engine.risk import RiskChecker, RiskRefusal
@@ -36,7 +39,6 @@ from bot.logging import get_logger, redact
 
 __all__ = ["Engine", "StrategyStats", "TickReport"]
 
-_ACTIONS = (CreateDca, CreateLimit, CancelDca, CancelLimit, Swap)
 _PRICES_SHARED: Final = timedelta(seconds=1)
 """How long one `/prices` answer serves the contexts built after it."""
 
@@ -209,7 +211,7 @@ class Engine:
         try:
             ctx = await self.context(strategy)
             actions = await asyncio.wait_for(strategy.on_tick(ctx), self.timeout)
-            _check_actions(actions)
+            check_actions(actions)
         except Exception as exc:
             return self._failed(name, exc)
         report = TickReport(name, ok=True)
@@ -278,7 +280,7 @@ class Engine:
         try:
             ctx = await self.context(strategy)
             actions = await asyncio.wait_for(strategy.on_order_event(ctx, event), self.timeout)
-            _check_actions(actions)
+            check_actions(actions)
         except Exception as exc:
             self._report(self._failed(strategy.instance, exc))
             return
@@ -325,9 +327,3 @@ class Engine:
             await asyncio.wait_for(getattr(strategy, hook)(ctx), self.timeout)
         except Exception as exc:
             self._report(self._failed(strategy.instance, exc))
-
-
-def _check_actions(actions: Any) -> None:
-    """Raise TypeError unless `actions` is a list of actions."""
-    if not isinstance(actions, list) or not all(isinstance(a, _ACTIONS) for a in actions):
-        raise TypeError(f"on_tick must return a list of actions, got {type(actions).__name__}")
