@@ -25,6 +25,7 @@ __all__ = [
     "canonical_type_text",
     "is_coin_type",
     "looks_like_address",
+    "split_names",
 ]
 
 _HEX_RE: Final = re.compile(r"^(?:0[xX])?([0-9a-fA-F]{1,64})$")
@@ -186,3 +187,22 @@ class FunctionId:
 
     def __hash__(self) -> int:
         return hash((self.address, self.module, self.function))
+
+
+def split_names(text: str) -> list[str]:
+    """Comma-separated names (addresses, coin types, symbols), blanks dropped.
+
+    Commas inside `<…>` do not split: a generic coin type holds commas.
+    """
+    parts: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for char in text:
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        depth += (char == "<") - (char == ">")
+        current.append(char)
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]

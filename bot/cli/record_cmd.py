@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
+from bot.aptos.address import split_names
 from bot.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, load_or_exit
 from bot.config import RecordSettings, Schedule, Settings
 from bot.engine.scheduling import Driver, Job, make_trigger, start_realtime
-from bot.history.units import split_names
 from bot.logging import get_logger
 
 if TYPE_CHECKING:

@@ -7,9 +7,10 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Final
 
+from bot.aptos.address import split_names
 from bot.money import parse_decimal
 
-__all__ = ["parse_seconds", "parse_token_values", "split_names"]
+__all__ = ["parse_seconds", "parse_token_values"]
 
 _UNITS: Final = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86_400}
 _PATTERN: Final = re.compile(r"(\d+)\s*([smhd]?)")
@@ -26,20 +27,6 @@ def parse_seconds(text: str, *, field: str = "duration") -> int:
     if seconds < 1:
         raise ValueError(f"{field}: expected e.g. 30s, 5m, 1h or seconds ≥ 1, got {text!r}")
     return seconds
-
-
-def split_names(text: str) -> list[str]:
-    """Comma-separated names; commas inside `<…>` (generic coin types) do not split."""
-    names, depth, current = [], 0, ""
-    for char in text:
-        depth += {"<": 1, ">": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            names.append(current)
-            current = ""
-        else:
-            current += char
-    names.append(current)
-    return [name.strip() for name in names if name.strip()]
 
 
 def parse_token_values(items: Iterable[str], *, field: str) -> dict[str, Decimal]:

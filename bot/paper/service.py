@@ -14,7 +14,7 @@ from datetime import timedelta
 from decimal import ROUND_DOWN, Decimal, InvalidOperation
 from typing import Any, Final, Literal
 
-from bot.aptos.address import Address, AddressError
+from bot.aptos.address import Address, AddressError, split_names
 from bot.aptos.tokens import Token
 from bot.money import MoneyError, parse_decimal, to_base_units, truncate_places
 from bot.paper.core.ledger import InsufficientFunds
@@ -33,22 +33,6 @@ _FEE_ADDRESS_RE: Final = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _ACTIVE: Final = frozenset({"active", "partially_filled"})
 _COMPLETED: Final = frozenset({"filled", "cancelled", "refunded", "expired"})
 PERIODS: Final = ("minute", "hour", "day", "week", "month")
-
-
-def split_addresses(text: str) -> list[str]:
-    """Split a `tokenAddress` list at commas outside `<…>` (generic coin types hold commas)."""
-    parts: list[str] = []
-    depth = 0
-    current: list[str] = []
-    for char in text:
-        if char == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-            continue
-        depth += (char == "<") - (char == ">")
-        current.append(char)
-    parts.append("".join(current))
-    return [p.strip() for p in parts if p.strip()]
 
 
 def _bad(message: str) -> HttpError:
@@ -140,7 +124,7 @@ class PaperService:
         """Price records, filtered by `tokenAddress`, `…UI` and `…Tags` (spec 4.1)."""
         self._chain(request.param("chainId"))
         raw = request.param("tokenAddress")
-        addresses = split_addresses(raw) if raw else None
+        addresses = split_names(raw) if raw else None
         ui_text = request.param(f"{self.prefix}UI") or request.param("svcUI")
         if ui_text not in (None, "true", "false"):
             raise _bad(f"{self.prefix}UI must be true or false")

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.aptos.address import split_names
 from bot.config import StrategyEntry, param_strings
 from bot.history.selection import choose_tokens, offline_token
 from bot.history.ticks import store_block
-from bot.history.units import parse_seconds, parse_token_values, split_names
+from bot.history.units import parse_seconds, parse_token_values
 from bot.journal import Journal, PriceTickRow
 from bot.paper.core.registry import PaperTokens
 from bot.paper.core.series import SeriesBlock
