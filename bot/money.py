@@ -18,6 +18,7 @@ __all__ = [
     "loads_exact",
     "parse_decimal",
     "to_base_units",
+    "to_base_units_down",
     "truncate_places",
 ]
 
@@ -91,7 +92,9 @@ def truncate_places(value: Decimal, places: int) -> Decimal:
     """Drop digits after `places` decimals (toward zero), as the provider truncates slippage."""
     quantum = Decimal(1).scaleb(-places)
     with localcontext() as ctx:
-        ctx.prec = max(ctx.prec, len(value.as_tuple().digits) + places + 2)
+        # Enough digits for the whole result: 1E+40 has one digit but 41 before the point.
+        digits = max(len(value.as_tuple().digits), value.adjusted() + 1)
+        ctx.prec = max(ctx.prec, digits + places + 2)
         return value.quantize(quantum, rounding=ROUND_DOWN)
 
 
@@ -105,6 +108,14 @@ def to_base_units(amount: Decimal, decimals: int) -> int:
         if scaled != scaled.to_integral_value():
             raise MoneyError(f"{format_decimal(amount)} has more than {decimals} decimal places")
         return int(scaled)
+
+
+def to_base_units_down(amount: Decimal, decimals: int) -> int:
+    """Human amount → on-chain integer, digits beyond the token's decimals dropped.
+
+    Toward zero, as the provider rounds the amounts it is sent.
+    """
+    return to_base_units(truncate_places(amount, decimals), decimals)
 
 
 def from_base_units(units: int, decimals: int) -> Decimal:

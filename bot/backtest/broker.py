@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from decimal import ROUND_DOWN, Decimal
+from decimal import Decimal
 from typing import Final, Literal
 
 from bot.aptos.tokens import Token, TokenBook, TokenLookupError
 from bot.engine.actions import Action, CancelDca, CancelLimit, CreateDca, CreateLimit, Swap
-from bot.money import to_base_units, truncate_places
+from bot.money import to_base_units_down, truncate_places
 from bot.paper.core.dca import DcaOrder
 from bot.paper.core.ledger import InsufficientFunds
 from bot.paper.core.limit import LimitOrder
@@ -298,9 +298,7 @@ def _units(field: str, amount: Decimal, token: Token) -> int:
     """A human amount in base units, rounded down as the service does; must be ≥ 1 unit."""
     if not isinstance(amount, Decimal) or not amount.is_finite() or amount <= 0:
         raise _Refused(f"{field} must be a positive amount, got {amount}")
-    units = to_base_units(
-        amount.quantize(Decimal(1).scaleb(-token.decimals), ROUND_DOWN), token.decimals
-    )
+    units = to_base_units_down(amount, token.decimals)
     if units <= 0:
         raise _Refused(f"{field} is smaller than one base unit of {token.symbol}")
     return units

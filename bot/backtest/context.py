@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
 from datetime import datetime
-from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, ROUND_DOWN, Decimal
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Decimal
 from decimal import Context as DecimalContext
 from types import MappingProxyType
 from typing import Any, Final
@@ -34,7 +34,7 @@ from bot.engine.events import OrderEvent, event_for_change
 from bot.engine.strategy import Context, FillInfo, OrderInfo, PriceInfo, Strategy
 from bot.journal import OrderChange
 from bot.journal.codec import decode_json, encode_json
-from bot.money import format_decimal, to_base_units
+from bot.money import format_decimal, to_base_units_down
 from bot.paper.core.dca import DcaOrder
 from bot.paper.core.limit import LimitOrder
 from bot.paper.core.market import PaperMarket
@@ -342,8 +342,7 @@ class ContextBuilder:
                 return None
             if buy_token.address not in self.broker.allowed:
                 return None
-            step = Decimal(1).scaleb(-sell_token.decimals)
-            units = to_base_units(amount.quantize(step, ROUND_DOWN), sell_token.decimals)
+            units = to_base_units_down(amount, sell_token.decimals)
             terms = self.market.quote(sell_token, buy_token, amount_in=units)
         except (TokenLookupError, SwapError, ValueError, ArithmeticError):
             return None

@@ -55,7 +55,7 @@ from bot.engine.actions import (
 from bot.engine.recorder import JournalRecorder, signing_for
 from bot.journal import Journal, OrderSnapshot
 from bot.logging import get_logger, redact
-from bot.money import to_base_units
+from bot.money import to_base_units, to_base_units_down
 
 __all__ = ["ExecutionResult", "Executor"]
 
@@ -340,7 +340,4 @@ class Executor:
 
 def _units(amount: Decimal | int, token: Token) -> int:
     """Human amount → base units, rounding down any digits beyond the token's decimals."""
-    value = Decimal(amount)
-    return to_base_units(
-        value.quantize(Decimal(1).scaleb(-token.decimals), "ROUND_DOWN"), token.decimals
-    )
+    return to_base_units_down(Decimal(amount), token.decimals)

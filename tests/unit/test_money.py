@@ -13,6 +13,7 @@ from bot.money import (
     loads_exact,
     parse_decimal,
     to_base_units,
+    to_base_units_down,
     truncate_places,
 )
 
@@ -159,3 +160,10 @@ def test_base_units_round_trip(units: int, decimals: int) -> None:
     human = from_base_units(units, decimals)
     assert to_base_units(human, decimals) == units
     assert to_base_units(parse_decimal(format_decimal(human)), decimals) == units
+
+
+def test_to_base_units_down_drops_digits_beyond_the_tokens_decimals() -> None:
+    assert to_base_units_down(Decimal("1.23456789"), 6) == 1_234_567
+    assert to_base_units_down(Decimal("0.0000009"), 6) == 0
+    assert to_base_units_down(Decimal("1" + "0" * 40 + ".5"), 0) == 10**40  # beyond 28 digits
+    assert to_base_units_down(Decimal("1E+40"), 6) == 10**46  # one digit, 41 before the point
