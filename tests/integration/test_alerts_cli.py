@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.cli import run_bot
 from tests.support.loopback import closed_port, serve
 
-ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "7312345678:AAE-cli-secret-token"
 
 
@@ -35,24 +33,16 @@ class Receiver:
         await send({"type": "http.response.body", "body": b"{}"})
 
 
-def run_bot(tmp_path: Path, alerts: str, **env: str) -> subprocess.CompletedProcess[str]:
+def alerts_test(tmp_path: Path, alerts: str, **env: str) -> subprocess.CompletedProcess[str]:
     config = tmp_path / "bot.toml"
     config.write_text(f"[alerts]\ntimeout_seconds = 2.0\nmax_attempts = 1\n{alerts}")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
-    return subprocess.run(
-        [sys.executable, "-m", "bot", "-c", str(config), "alerts", "test"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**clean, **env},
-        timeout=60,
-    )
+    return run_bot("-c", str(config), "alerts", "test", env=env, cwd=tmp_path, timeout=60)
 
 
 def test_a_test_alert_reaches_every_channel_even_if_events_leave_it_out(tmp_path: Path) -> None:
     receiver = Receiver()
     with serve(receiver) as url:
-        done = run_bot(
+        done = alerts_test(
             tmp_path,
             f'events = ["order_filled"]\ntelegram_chat_id = "42"\ntelegram_api_url = "{url}"\n',
             BOT_ALERTS__WEBHOOK_URL=url + "/hook",
@@ -70,13 +60,13 @@ def test_a_test_alert_reaches_every_channel_even_if_events_leave_it_out(tmp_path
 
 def test_a_dead_channel_fails_with_its_line_and_exit_1(tmp_path: Path) -> None:
     dead = f"http://127.0.0.1:{closed_port()}/hook"
-    done = run_bot(tmp_path, "", BOT_ALERTS__WEBHOOK_URL=dead)
+    done = alerts_test(tmp_path, "", BOT_ALERTS__WEBHOOK_URL=dead)
     assert done.returncode == 1
     assert "FAIL  webhook  not delivered" in done.stdout
     assert "/hook" not in done.stdout + done.stderr  # the URL is a secret
 
 
 def test_no_channel_is_a_usage_error(tmp_path: Path) -> None:
-    done = run_bot(tmp_path, "")
+    done = alerts_test(tmp_path, "")
     assert done.returncode == 2
     assert "no alert channel configured" in done.stderr

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -19,6 +17,7 @@ from bot.cli import app
 from bot.cli.backtest_cmd import parse_schedule
 from bot.config import Schedule
 from strategies.recurring_dca import RecurringDcaParams
+from tests.support.cli import run_bot as bot
 
 ROOT = Path(__file__).resolve().parents[2]
 APT = "0x1::aptos_coin::AptosCoin"
@@ -44,22 +43,6 @@ def series(tmp_path: Path) -> Path:
     # Eight hours of half-hourly prices: 5, 4, 5, 10, … (a DCA slice every hour).
     prices = ["5", "4.5", "4", "4.5", "5", "8", "10", "9", "8", "8", "8", "8", "8", "8", "8", "8"]
     return write_series(tmp_path / "prices.csv", prices)
-
-
-def env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
-
-
-def bot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        capture_output=True,
-        text=True,
-        env=env(),
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
 
 
 def window(hours: int = 6) -> list[str]:

@@ -2,35 +2,24 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import ROOT
+from tests.support.cli import run_bot as run_any_bot
 from tests.support.loopback import serve
 from tests.support.provider_stub import APT, ProviderStub
 
-ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "cli-test-key-7d2a41b9"
 
 
 def run_bot(
     *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
 ) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
+    return run_any_bot(*args, env=env, cwd=cwd, timeout=60)
 
 
 @pytest.fixture(scope="module")

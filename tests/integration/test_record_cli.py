@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -16,27 +15,13 @@ from bot.clock import SteppedClock
 from bot.journal import Journal
 from bot.paper.core.market import MarketConfig, PaperMarket
 from bot.paper.core.series import load_series
+from tests.support.cli import clean_env
+from tests.support.cli import run_bot as bot
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 APT = "0x1::aptos_coin::AptosCoin"
 USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"
-
-
-def env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
-
-
-def bot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        capture_output=True,
-        text=True,
-        env=env(),
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
 
 
 def config(tmp_path: Path, extra: str = "", clock: str = "stepped") -> Path:
@@ -115,7 +100,7 @@ def test_real_time_recording_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env(),
+        env=clean_env(),
         cwd=tmp_path,
     )
     time.sleep(4)

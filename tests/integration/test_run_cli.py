@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -10,24 +9,10 @@ import time
 from pathlib import Path
 
 from bot.journal import Journal
+from tests.support.cli import clean_env
+from tests.support.cli import run_bot as bot
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
-
-
-def bot(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        capture_output=True,
-        text=True,
-        env=env(),
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
 
 
 def test_strategies_list_and_check() -> None:
@@ -79,7 +64,7 @@ def test_run_paper_demo_stops_cleanly_and_restarts_without_duplicates(tmp_path: 
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=env(),
+            env=clean_env(),
             cwd=tmp_path,
         )
         time.sleep(seconds)

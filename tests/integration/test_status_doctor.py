@@ -10,7 +10,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,10 +20,15 @@ from bot.chain import new_key_file
 from bot.engine.wallet_lock import WalletLock, lock_dir_for
 from bot.journal import Journal
 from bot.ops.status_file import DaemonStatus, StrategyStatus, status_path, write_status
+from tests.support.cli import ROOT, run_bot
 from tests.support.loopback import closed_port
 from tests.support.paper_server import PAPER_KEY, paper_serve, write_config
 
-ROOT = Path(__file__).resolve().parents[2]
+
+def bot(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return run_bot(*args, cwd=cwd, timeout=60)
+
+
 STRATEGY = """
 [[strategies]]
 name = "weekly-apt"
@@ -33,19 +37,6 @@ schedule = { interval_seconds = 3600 }
 params = { from_token = "USDC", to_token = "APT", amount_per_order = "25", \
 interval = "1 day", orders = 7 }
 """
-
-
-def bot(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
 
 
 CHECK_LINE = re.compile(r"^(PASS|FAIL|WARN|SKIP)  (\S.*?\S) {2,}(.*)$")
