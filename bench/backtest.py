@@ -85,14 +85,14 @@ def synth(out: Path, tokens: list[str]) -> Path:
 
 
 def entry(name: str) -> Any:
-    from bot.config import Schedule, StrategyEntry
+    from bot.cli.backtest_cmd import parse_schedule  # as the timed CLI run reads it
+    from bot.config import StrategyEntry
 
     spec = STRATEGIES[name]
-    seconds = {"1d": 86400, "1h": 3600}[spec["schedule"]]
     return StrategyEntry(
         name=name,
         plugin=spec["plugin"],
-        schedule=Schedule(interval_seconds=seconds),
+        schedule=parse_schedule(spec["schedule"]),
         params=spec["params"],
     )
 

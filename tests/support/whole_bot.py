@@ -260,22 +260,12 @@ class Rig:
         )
         return build_world(settings)
 
-    def world_rss_kb(self) -> int | None:
-        """The served world's resident memory."""
-        return rss_kb(self.world.pid) if self.world is not None else None
-
     # --- over HTTP ----------------------------------------------------------------------
 
     def http(self) -> httpx.Client:
         """A client for the served world."""
         assert self.url is not None
         return httpx.Client(base_url=self.url, headers=HEADERS, timeout=10)
-
-    def apt_price(self) -> Decimal:
-        """APT's USD price in the world now."""
-        with self.http() as http:
-            prices = http.get("/prices", params={"chainId": "1"}).json()
-        return Decimal(next(p["usdPrice"] for p in prices if p.get("symbol") == "APT"))
 
     # --- the daemon and the CLI ----------------------------------------------------------
 
@@ -382,7 +372,6 @@ class BotRun:
     process: subprocess.Popen[str]
     stamps: queue.Queue[tuple[float, str, str]]
     log: Path
-    started: float
     stats: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -393,7 +382,7 @@ class BotRun:
             command, stdout=out, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env
         )
         out.close()
-        run = cls(process, queue.Queue(), log, time.monotonic())
+        run = cls(process, queue.Queue(), log)
         assert process.stderr is not None
         threading.Thread(target=run._drain, args=(process.stderr,), daemon=True).start()
         return run
