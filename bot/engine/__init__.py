@@ -1,5 +1,4 @@
-"""The engine: order tracking, the executor, strategies, brokers, risk and the daemon.
+"""The engine: strategies, actions, risk, brokers, executor, scheduling, tracking.
 
-So far: `observe` (API records → journal observations), `events` (typed order events)
-and `tracker` (getOrders → transitions, fills, events).
+Also reconciliation and the wallet lock; see docs/ARCHITECTURE.md.
 """

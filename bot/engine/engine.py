@@ -98,12 +98,12 @@ class Engine:
         self.stats = {name: StrategyStats() for name in self.strategies}
         self._prices: tuple[datetime, dict[str, PriceInfo]] | None = None
         self.last_poll_at: datetime | None = None
-        self.report_listeners: list[Callable[[TickReport], None]] = []
-        """Called with the report of every reaction to an order event and every failed
-        start/stop hook (a tick's report goes to whoever called `tick`)."""
         """When the last order poll began (the heartbeat and alerts read it)."""
         self.last_poll_ok_at: datetime | None = None
         """When the last order poll that succeeded began."""
+        self.report_listeners: list[Callable[[TickReport], None]] = []
+        """Called with the report of every reaction to an order event and every failed
+        start/stop hook (a tick's report goes to whoever called `tick`)."""
         self._log = get_logger("engine")
         if tracker is not None:
             tracker.subscribe(self._on_order_event)

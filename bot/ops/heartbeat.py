@@ -16,7 +16,7 @@ from typing import Any
 
 from bot import __version__
 from bot.aptos.address import Address
-from bot.aptos.tokens import TokenBook, TokenLookupError
+from bot.aptos.tokens import TokenBook
 from bot.chain import NodeClient
 from bot.engine.engine import StrategyStats
 from bot.engine.strategy import LIVE_ORDER_STATUSES
@@ -35,9 +35,6 @@ __all__ = [
     "status_line",
 ]
 
-"""Orders that may still trade (as `OrderInfo.live` counts them)."""
-
-
 def iso(moment: datetime | None) -> str | None:
     """ISO-8601 UTC text with a `Z`, or None."""
     return None if moment is None else moment.isoformat().replace("+00:00", "Z")
@@ -55,9 +52,7 @@ async def apt_balance(node: NodeClient, tokens: TokenBook, wallet: str | None) -
     try:
         apt = tokens.find("APT")
         units = await node.balance(Address.parse(wallet), apt.address)
-    except TokenLookupError:
-        return None
-    except Exception:  # informative only: a node hiccup must not stop the heartbeat
+    except Exception:  # informative only: no APT token, a node hiccup: never stop the beat
         return None
     return from_base_units(units, apt.decimals)
 
