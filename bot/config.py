@@ -189,6 +189,9 @@ class RiskSettings(_Section):
     """`[risk]`: limits checked before an intent is written and before anything is signed."""
 
     max_slippage_percent: Decimal = Field(default=Decimal("1"), ge=0, le=100)
+    max_reference_deviation_percent: Decimal = Field(default=Decimal("3"), ge=0, le=50)
+    """How far a swap quote's rate may stray from the bot's reference price (percent); also
+    the room below the reference that a swap's own minimum out allows for fees and impact."""
     max_gas_amount: int = Field(default=200_000, ge=1)
     max_open_orders: int = Field(default=20, ge=0)
     per_transaction_caps: dict[str, Decimal] = Field(default_factory=dict)

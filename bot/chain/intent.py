@@ -36,15 +36,20 @@ class Intent:
         kind: swap, deposit or withdraw.
         sender: the account that signs.
         sell: the token sold or deposited (None for a withdraw).
-        sell_amount: ExactIn: the amount sold; ExactOut: the most that may be sold.
-        fee_amount: quoted fees paid in the sold token on top of `sell_amount` (0 when the
-            fee is inside it).
+        sell_amount: ExactIn: the amount sold; ExactOut: the most that may be sold. The
+            bot's own number (the strategy's action, bounded by its reference price), never
+            the provider's.
+        fee_amount: fees the sender may pay in the sold token on top of `sell_amount` (0:
+            every fee is inside it, as the router takes it).
         buy: the token bought (swaps).
-        min_out: the least the recipient must receive of `buy` (the quote's minimum).
+        min_out: the least the recipient must receive of `buy`: computed by the bot from
+            its reference price and the allowed slippage (ExactOut: the exact amount bought).
         expected_out: the quote's expected output (for the slippage check), if known.
         slippage_percent: the slippage the quote was asked with, if known.
         recipient: who receives the bought token (default: the sender).
         escrow: the order module's escrow account for a deposit, when known.
+        exact_out: True when `sell_amount` is a maximum (ExactOut), not the exact amount.
+        order_id: the order a deposit funds or a withdraw cancels: the call must name it.
     """
 
     kind: IntentKind
@@ -58,6 +63,8 @@ class Intent:
     slippage_percent: Decimal | None = None
     recipient: Address | None = None
     escrow: Address | None = None
+    exact_out: bool = False
+    order_id: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("sell_amount", "fee_amount", "min_out"):
@@ -88,4 +95,6 @@ class Intent:
             "min_out": str(self.min_out),
             "recipient": str(self.receiver),
             "escrow": str(self.escrow) if self.escrow else None,
+            "exact_out": self.exact_out,
+            "order_id": self.order_id,
         }

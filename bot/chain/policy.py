@@ -5,6 +5,13 @@ provider's router); the intended spend must fit the per-transaction cap of its t
 quoted slippage must not exceed `[risk].max_slippage_percent`; traded tokens must be in
 `[risk].allowed_tokens` when that list is set.
 
+On the arguments that will be signed (`check_arguments`, after the ABI decoded them): a
+router swap must sell exactly the intended amount (ExactOut: at most the bot's maximum, and
+within the per-transaction cap: the cap counts what is signed), ask the chain for at least
+the bot's own minimum, pay the bought token to the intended recipient, and carry no
+integrator fee unless one is configured to the user's own address (`bot.chain.router_terms`
+says which positions are read, and why). A deposit or withdraw must name its order.
+
 On the simulation (`check_effects`), by effects rather than argument positions (nobody
 outside the provider knows which of the router's 20 arguments is the recipient):
 
@@ -25,6 +32,7 @@ configuration matter). Amounts are integer base units throughout.
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +44,7 @@ from bot.aptos.tokens import Token, TokenBook, TokenLookupError
 from bot.chain.errors import ConfigurationError, PolicyRefused
 from bot.chain.intent import Intent, IntentKind
 from bot.chain.records import SimulationResult
+from bot.chain.router_terms import RouterTerms, RouterTermsError
 from bot.config import ChainSettings, RiskSettings
 
 __all__ = [
@@ -93,6 +102,8 @@ class SignerPolicy:
         allowed_tokens: token keys that may be traded (empty: any token).
         gas_in_balance_changes: whether the node's balance changes include the gas fee in
             the sender's APT delta (the paper node's do not).
+        integrator: the user's own integrator fee receiver and the most it may take (in
+            percent × 10^4); None: a router call must carry no integrator fee.
     """
 
     chain_id: int
@@ -103,6 +114,7 @@ class SignerPolicy:
     allowed_tokens: frozenset[str] = frozenset()
     gas_token_keys: frozenset[str] = GAS_TOKEN_KEYS
     gas_in_balance_changes: bool = False
+    integrator: tuple[Address, int] | None = None
 
     @classmethod
     def from_settings(
@@ -190,8 +202,7 @@ class SignerPolicy:
                 raise PolicyRefused(
                     "a swap needs a bought token and a minimum out above 0", function=where
                 )
-            assert intent.sell is not None
-            if set(intent.sell.keys) & set(intent.buy.keys):
+            if intent.sell is not None and set(intent.sell.keys) & set(intent.buy.keys):
                 raise PolicyRefused(f"a swap of {_name(intent.sell)} into itself", function=where)
         for token in (intent.sell, intent.buy):
             if (
@@ -205,17 +216,90 @@ class SignerPolicy:
                     fix=f"add {token.symbol} to [risk].allowed_tokens if this is intended",
                 )
         if intent.sell is not None:
-            cap = self.cap_for(intent.sell)
-            spend = intent.sell_amount + intent.fee_amount
-            if cap is not None and spend > cap:
-                raise PolicyRefused(
-                    f"spends {spend} base units of {_name(intent.sell)}, over the per-transaction "
-                    f"cap of {cap}",
-                    function=where,
-                    fix=_caps_fix(intent.sell),
-                )
+            self._check_cap(intent.sell, intent.sell_amount + intent.fee_amount, where)
         self._check_slippage(intent, where)
         return function
+
+    def _check_cap(self, token: Token, spend: int, where: str) -> None:
+        cap = self.cap_for(token)
+        if cap is not None and spend > cap:
+            raise PolicyRefused(
+                f"spends {spend} base units of {_name(token)}, over the per-transaction "
+                f"cap of {cap}",
+                function=where,
+                fix=_caps_fix(token),
+            )
+
+    def check_arguments(self, function: FunctionId, arguments: list[Any], intent: Intent) -> None:
+        """Hold the arguments that will be signed to the intent (see the module docstring).
+
+        `arguments` are the canonical JSON values the function's ABI decoded from the
+        payload (`bot.aptos.codec`), so this judges exactly the signed bytes.
+
+        Raises:
+            PolicyRefused: with a one-line reason.
+        """
+        where = str(function)
+        if intent.kind is IntentKind.SWAP and function == ROUTER_FUNCTION:
+            self._check_router(arguments, intent, where)
+        if intent.order_id is not None and not _names_order(arguments, intent.order_id):
+            raise PolicyRefused(
+                f"the {intent.kind} call does not name order {intent.order_id}", function=where
+            )
+
+    def _check_router(self, arguments: list[Any], intent: Intent, where: str) -> None:
+        try:
+            terms = RouterTerms.read(arguments)
+        except RouterTermsError as exc:
+            raise PolicyRefused(
+                f"the router call cannot be judged: {exc}", function=where
+            ) from None
+        sold = intent.sell_amount
+        if intent.exact_out and terms.amount_in > sold:
+            raise PolicyRefused(
+                f"the router call may sell {terms.amount_in} base units, more than the bot's "
+                f"maximum {sold}",
+                function=where,
+            )
+        if not intent.exact_out and terms.amount_in != sold:
+            raise PolicyRefused(
+                f"the router call sells {terms.amount_in} base units, not the intended {sold}",
+                function=where,
+            )
+        if intent.sell is not None:
+            self._check_cap(intent.sell, terms.amount_in, where)
+        if intent.exact_out and terms.amount_out != intent.min_out:
+            raise PolicyRefused(
+                f"the router call buys {terms.amount_out} base units, not the intended "
+                f"{intent.min_out}",
+                function=where,
+            )
+        if terms.amount_out < intent.min_out:
+            raise PolicyRefused(
+                f"the router call's minimum out {terms.amount_out} is below the bot's own "
+                f"minimum {intent.min_out}",
+                function=where,
+            )
+        if terms.recipient != intent.receiver:
+            raise PolicyRefused(
+                f"the router call pays {terms.recipient}, not the recipient {intent.receiver}",
+                function=where,
+            )
+        self._check_integrator(terms, where)
+
+    def _check_integrator(self, terms: RouterTerms, where: str) -> None:
+        if terms.integrator_fee_word == 0:
+            return
+        fee = f"an integrator fee (word {terms.integrator_fee_word}) to {terms.integrator}"
+        if self.integrator is None:
+            raise PolicyRefused(f"the router call pays {fee}; none is configured", function=where)
+        receiver, most = self.integrator
+        if terms.integrator != receiver or terms.integrator_fee_e4 > most:
+            raise PolicyRefused(
+                f"the router call pays {fee}, not at most {most} (percent × 10^4) to the "
+                f"configured {receiver}",
+                function=where,
+            )
 
     def cap_for(self, token: Token) -> int | None:
         """The per-transaction cap of a token in base units (the tightest of its keys), or None."""
@@ -300,8 +384,7 @@ class SignerPolicy:
         for (account, role), delta in totals.items():
             if account != sender or delta == 0:
                 continue
-            if role == "sell":
-                assert intent.sell is not None
+            if role == "sell" and intent.sell is not None:
                 allowed = intent.sell_amount + intent.fee_amount
                 allowed += gas_fee if self._is_gas(intent.sell) else 0
                 if -delta > allowed:
@@ -318,8 +401,7 @@ class SignerPolicy:
                         f"(gas fee allowed in balance changes: {gas_fee})",
                         function=where,
                     )
-            elif role == "buy":
-                assert intent.buy is not None
+            elif role == "buy" and intent.buy is not None:
                 floor = -gas_fee if self._is_gas(intent.buy) else 0
                 if delta < floor:
                     raise PolicyRefused(
@@ -336,7 +418,8 @@ class SignerPolicy:
     def _check_bought(
         self, totals: Mapping[tuple[Address, str], int], intent: Intent, gas_fee: int, where: str
     ) -> None:
-        assert intent.buy is not None
+        if intent.buy is None:
+            raise PolicyRefused("a swap needs a bought token", function=where)
         receiver = intent.receiver
         gain = totals.get((receiver, "buy"), 0)
         if receiver == intent.sender and self._is_gas(intent.buy):
@@ -367,7 +450,8 @@ class SignerPolicy:
     def _check_escrow(
         self, totals: Mapping[tuple[Address, str], int], intent: Intent, where: str
     ) -> None:
-        assert intent.sell is not None and intent.escrow is not None
+        if intent.sell is None or intent.escrow is None:
+            raise PolicyRefused("a deposit needs a sold token and an escrow", function=where)
         gain = totals.get((intent.escrow, "sell"), 0)
         if gain < intent.sell_amount:
             raise PolicyRefused(
@@ -386,6 +470,31 @@ class SignerPolicy:
                     f"not to the escrow {intent.escrow}",
                     function=where,
                 )
+
+
+def _order_forms(order_id: str) -> set[str]:
+    """The ways a call may carry an order id: as text, or as `vector<u8>` hex of it."""
+    text = order_id.strip().lower()
+    forms = {text, "0x" + order_id.encode().hex()}
+    with contextlib.suppress(AddressError):
+        forms.add(str(Address.parse(text)))
+    return forms
+
+
+def _names_order(arguments: list[Any], order_id: str) -> bool:
+    """Whether a top-level argument is the order id (in any of its forms)."""
+    forms = _order_forms(order_id)
+    for value in arguments:
+        if not isinstance(value, str):
+            continue
+        if value.lower() in forms:
+            return True
+        try:
+            if str(Address.parse(value)) in forms:
+                return True
+        except AddressError:
+            continue
+    return False
 
 
 def _find(tokens: TokenBook, name: str, key: str) -> Token:

@@ -32,7 +32,7 @@ from aptos_sdk.transactions import EntryFunction
 
 from bot.aptos.abi import AbiError, FunctionAbi, ModuleAbi
 from bot.aptos.address import Address, FunctionId
-from bot.aptos.codec import CodecError, encode_entry_function
+from bot.aptos.codec import CodecError, decode_entry_function, encode_entry_function
 from bot.aptos.transactions import (
     build_raw_transaction,
     sign_transaction,
@@ -177,7 +177,11 @@ class Signer:
         return PreparedCall(function, abi, payload, tx_data)
 
     async def prepare(self, tx_data: Mapping[str, Any], intent: Intent) -> PreparedCall:
-        """Check shape, sender, policy (before signing) and chain id; encode by the ABI."""
+        """Check shape, sender, policy (before signing) and chain id; encode by the ABI.
+
+        The encoded payload is decoded back by the same ABI and its arguments judged
+        (`SignerPolicy.check_arguments`): the policy sees exactly the bytes to be signed.
+        """
         tx_data = _tx_data_shape(tx_data)
         if intent.sender != self.sender:
             raise PolicyRefused(
@@ -185,7 +189,13 @@ class Signer:
             )
         function = self.policy.check_call(tx_data, intent)
         await self.check_chain()
-        return await self._encode(function, tx_data)
+        call = await self._encode(function, tx_data)
+        try:
+            arguments = decode_entry_function(call.payload, call.abi)["arguments"]
+        except (AbiError, CodecError) as exc:
+            raise InvalidTxData(f"txData for {function} does not decode: {exc}") from None
+        self.policy.check_arguments(function, list(arguments), intent)
+        return call
 
     # --- simulation -------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from bot.chain.settings import SignerSettings
 from bot.clock import Clock, RealClock
 from bot.config import ChainSettings, Settings
 from bot.engine.executor import Executor
+from bot.engine.swap_bounds import SwapLimits
 from bot.journal import Journal
 from bot.paper.core.modules import order_function
 from bot.paper.world import PaperWorld, build_world
@@ -146,6 +147,10 @@ class Runtime:
                 wallet=wallet,
                 tokens=tokens,
                 signer=signer,
+                limits=SwapLimits(
+                    settings.risk.max_reference_deviation_percent,
+                    settings.risk.max_slippage_percent,
+                ),
             )
         return cls(settings, clock, client, node, journal, tokens, wallet, signer, executor, world)
 

@@ -105,16 +105,23 @@ class Swap(_Base):
     sell_amount: Decimal | None = None
     buy_amount: Decimal | None = None
     slippage: Slippage | None = None
+    max_sell_amount: Decimal | None = None
+    """ExactOut: the most that may be sold. Left out, the engine sets it from the tick's
+    reference price and `[risk]` before the risk check, so caps and budgets count it."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if (self.sell_amount is None) == (self.buy_amount is None):
             raise ValueError("a swap needs exactly one of sell_amount and buy_amount")
+        if self.max_sell_amount is not None and (
+            self.buy_amount is None or not self.max_sell_amount > 0
+        ):
+            raise ValueError("max_sell_amount bounds an ExactOut swap and must be above 0")
 
     @property
     def spend(self) -> Decimal:
-        """What is known in advance of the spend (ExactOut's is bounded by the quote)."""
-        return self.sell_amount or Decimal(0)
+        """The most this swap can spend of `sell` (ExactOut: its `max_sell_amount`)."""
+        return self.sell_amount or self.max_sell_amount or Decimal(0)
 
 
 Action = CreateDca | CreateLimit | CancelDca | CancelLimit | Swap

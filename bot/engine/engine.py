@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Final
@@ -25,17 +25,16 @@ from bot.aptos.tokens import TokenBook, TokenLookupError
 from bot.chain import NodeClient
 from bot.clock import Clock
 from bot.config import param_strings
-from bot.engine.actions import (
-    Action,
-    check_actions,
-)
+from bot.engine.actions import Action, Swap, check_actions
 from bot.engine.brokers import ActionOutcome, Broker, describe
 from bot.engine.events import OrderEvent
 from bot.engine.risk import RiskChecker, RiskRefusal
 from bot.engine.strategy import Context, FillInfo, OrderInfo, PriceInfo, Strategy
+from bot.engine.swap_bounds import SwapLimits, bounds_exact_out, usd_ratio
 from bot.engine.tracker import OrderTracker, PollReport
 from bot.journal import Journal
 from bot.logging import get_logger, redact
+from bot.money import from_base_units, to_base_units_down
 
 __all__ = ["Engine", "StrategyStats", "TickReport"]
 
@@ -232,8 +231,10 @@ class Engine:
 
     async def _act(self, name: str, actions: Sequence[Action], report: TickReport) -> None:
         stats = self.stats[name]
-        for action in actions:
-            refusal = self.risk.check(name, self.wallet, action, self.clock.now())
+        for proposed in actions:
+            action, refusal = await self._bounded(proposed)
+            if refusal is None:
+                refusal = self.risk.check(name, self.wallet, action, self.clock.now())
             if refusal is not None:
                 stats.refused += 1
                 report.refusals.append((action, refusal))
@@ -255,6 +256,37 @@ class Engine:
                 order_id=outcome.order_id,
                 detail=outcome.detail or None,
             )
+
+    async def _bounded(self, action: Action) -> tuple[Action, RiskRefusal | None]:
+        """An ExactOut swap with its most-sold amount set from the tick's prices.
+
+        The caps and budgets then count what may be signed; the executor never signs more.
+        """
+        if not isinstance(action, Swap) or action.buy_amount is None:
+            return action, None
+        if action.max_sell_amount is not None:
+            return action, None
+        try:
+            sell, buy = self.tokens.find(action.sell), self.tokens.find(action.buy)
+        except TokenLookupError:
+            return action, None  # the risk check names the unknown token
+        prices = await self._prices_now()
+        sell_usd, buy_usd = (
+            next((p.usd for k in t.keys if (p := prices.get(k)) is not None), None)
+            for t in (sell, buy)
+        )
+        if sell_usd is None or buy_usd is None or not (sell_usd > 0 and buy_usd > 0):
+            return action, RiskRefusal(
+                "reference price", f"no price to bound an ExactOut swap of {buy.symbol}"
+            )
+        rate = usd_ratio(sell_usd, buy_usd)
+        risk = self.risk.risk
+        limits = SwapLimits(risk.max_reference_deviation_percent, risk.max_slippage_percent)
+        slippage = action.slippage if isinstance(action.slippage, Decimal) else None
+        units = to_base_units_down(action.buy_amount, buy.decimals)
+        bounds = bounds_exact_out(units, rate, sell, buy, limits.tolerance(slippage))
+        most = from_base_units(bounds.sell_amount, sell.decimals)
+        return replace(action, max_sell_amount=most), None
 
     async def tick_all(self, names: Iterable[str] | None = None) -> list[TickReport]:
         """Tick the named strategies (default: all), one after another."""

@@ -7,13 +7,19 @@ planned → sent → confirmed | failed | unknown; unknown → confirmed | faile
 
 A request whose outcome is unknown (timeout, dropped connection, 5xx, crash) is never
 resent: the intent stays `unknown` and `reconcile` (engine/reconcile.py) settles it from
-the provider's orders and the chain.
+the provider's orders and the chain. So does any unexpected exception inside an action
+(a bug, a journal error): nothing is left `sent` while the daemon runs.
+
+The provider's answers are untrusted (docs/signer.md, "Trust model"): what the signer holds
+a transaction to comes from the action and the bot's own reference price
+(`engine.swap_bounds`), never from the quote; a cancel's or deposit's transaction must name
+its order.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Final, Literal
 
@@ -53,9 +59,19 @@ from bot.engine.actions import (
     action_kind,
 )
 from bot.engine.recorder import JournalRecorder, signing_for
+from bot.engine.swap_bounds import (
+    FeedReference,
+    PriceReference,
+    ReferenceUnavailable,
+    SwapBounds,
+    SwapLimits,
+    bounds_exact_in,
+    bounds_exact_out,
+    quote_deviation,
+)
 from bot.journal import Journal, OrderSnapshot
 from bot.logging import get_logger, redact
-from bot.money import to_base_units, to_base_units_down
+from bot.money import from_base_units, to_base_units, to_base_units_down
 
 __all__ = ["ExecutionResult", "Executor"]
 
@@ -97,6 +113,8 @@ class Executor:
         tokens: TokenBook,
         signer: Signer | None = None,
         recorder: JournalRecorder | None = None,
+        reference: PriceReference | None = None,
+        limits: SwapLimits | None = None,
     ) -> None:
         self.journal = journal
         self.client = client
@@ -105,6 +123,8 @@ class Executor:
         self.tokens = tokens
         self.signer = signer
         self.recorder = recorder or JournalRecorder(journal, clock)
+        self.reference: PriceReference = reference or FeedReference(client)
+        self.limits = limits or SwapLimits(Decimal(3), Decimal(1))
         if signer is not None:
             signer.recorder = self.recorder
         self._log = get_logger("executor", wallet=self.wallet)
@@ -141,7 +161,15 @@ class Executor:
         failpoints.hit("after_intent")
         self.journal.set_intent_state(intent.id, "sent", at=self.clock.now())
         try:
-            order_id, tx_hash = await self._carry_out(intent.id, strategy, action)
+            try:
+                order_id, tx_hash = await self._carry_out(intent.id, strategy, action)
+            except _Settled:
+                raise
+            except Exception as exc:  # a bug or a journal error: never leave it `sent`
+                self._log.error(
+                    "executor.unexpected", intent=intent.id, error=f"{type(exc).__name__}: {exc}"
+                )
+                raise _Settled("unknown", f"unexpected {type(exc).__name__}: {exc}") from None
         except _Settled as settled:
             settled.detail = redact(settled.detail)  # journaled: never a secret
             self.journal.set_intent_state(
@@ -248,6 +276,7 @@ class Executor:
                 sell=sell,
                 sell_amount=to_base_units(action.spend, sell.decimals),
                 escrow=escrow,
+                order_id=order_id,
             )
             tx_hash = await self._sign(intent_id, tx_data, intent)
         self.journal.upsert_order(
@@ -279,19 +308,27 @@ class Executor:
         )
         tx_hash = None
         if result.tx_data is not None:
-            intent = Intent(kind=IntentKind.WITHDRAW, sender=Address.parse(self.wallet))
+            intent = Intent(
+                kind=IntentKind.WITHDRAW,
+                sender=Address.parse(self.wallet),
+                order_id=action.order_id,
+            )
             tx_hash = await self._sign(intent_id, result.tx_data, intent)
         return action.order_id, tx_hash
 
     async def _swap(self, intent_id: int, action: Swap) -> tuple[str | None, str | None]:
         sell, buy = self._token(action.sell), self._token(action.buy)
+        bounds = await self._bounds(action, sell, buy)
+        exact_in = action.sell_amount is not None
         response = await self._call(
             self.client.swap(
                 SwapRequest(
                     from_token=sell.address,
                     to_token=buy.address,
-                    from_amount=action.sell_amount,
-                    to_amount=action.buy_amount,
+                    from_amount=from_base_units(bounds.sell_amount, sell.decimals)
+                    if exact_in
+                    else None,
+                    to_amount=None if exact_in else from_base_units(bounds.min_out, buy.decimals),
                     to_wallet=self.wallet,
                     slippage=action.slippage,
                 )
@@ -301,22 +338,50 @@ class Executor:
         if best.tx_data is None:
             raise _Settled("failed", "POST /swap answered without txData")
         if isinstance(response, SwapResponseExactIn):
-            sold, least = response.from_token_amount, best.min_to_token_amount
-            expected: Decimal | None = best.to_token_amount
+            quoted = _units(best.to_token_amount, buy)
         else:
-            sold, least, expected = best.max_from_token_amount, response.to_token_amount, None
+            quoted = _units(best.from_token_amount, sell)
+        deviation = quote_deviation(quoted, bounds.reference)
+        limit = self.limits.max_reference_deviation_percent
+        if abs(deviation) > limit:
+            raise _Settled(
+                "failed",
+                f"refused before signing: the quote is {deviation:+.2f}% off the reference "
+                f"price ({self.reference.source}); at most {limit}% is allowed "
+                "([risk].max_reference_deviation_percent)",
+            )
         intent = Intent(
             kind=IntentKind.SWAP,
             sender=Address.parse(self.wallet),
             sell=sell,
-            sell_amount=_units(sold, sell),
-            fee_amount=_units(best.fee_amount or 0, sell),
+            sell_amount=bounds.sell_amount,
             buy=buy,
-            min_out=_units(least, buy),
-            expected_out=_units(expected, buy) if expected is not None else None,
-            slippage_percent=best.slippage_percentage,
+            min_out=bounds.min_out,
+            exact_out=not exact_in,
         )
         return None, await self._sign(intent_id, best.tx_data, intent)
+
+    async def _bounds(self, action: Swap, sell: Token, buy: Token) -> SwapBounds:
+        """The swap's own numbers from the action, the reference price and `[risk]`."""
+        try:
+            rate = await self.reference.rate(sell, buy)
+        except ReferenceUnavailable as exc:
+            raise _Settled("failed", f"not sent: no reference price: {exc}") from None
+        slippage = action.slippage if isinstance(action.slippage, Decimal) else None
+        tolerance = self.limits.tolerance(slippage)
+        if action.sell_amount is not None:
+            units = _units(action.sell_amount, sell)
+            if units <= 0:
+                raise _Settled("failed", f"not sent: {action.sell_amount} {sell.symbol} is 0")
+            return bounds_exact_in(units, rate, sell, buy, tolerance)
+        units = _units(action.buy_amount or Decimal(0), buy)
+        if units <= 0:
+            raise _Settled("failed", f"not sent: {action.buy_amount} {buy.symbol} is 0")
+        bounds = bounds_exact_out(units, rate, sell, buy, tolerance)
+        if action.max_sell_amount is not None:  # what the risk check counted: never more
+            most = min(bounds.sell_amount, _units(action.max_sell_amount, sell))
+            bounds = replace(bounds, sell_amount=most)
+        return bounds
 
     async def _sign(self, intent_id: int, tx_data: TxData, intent: Intent) -> str:
         if self.signer is None:

@@ -203,7 +203,7 @@ class PaperService:
                 recipient=self.pay_to or recipient,
                 amount_in=terms.max_in,
                 amount_out=terms.min_out,
-                integrator_fee_hundredths=int(fee_pct * 100),
+                integrator_fee_e4=int(fee_pct * 10**4),
                 integrator=str(Address.parse(integrator)) if integrator else None,
             )
             tx_data = build_router_txdata(call, sell.coin_type, buy.coin_type)

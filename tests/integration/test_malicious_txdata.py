@@ -162,7 +162,7 @@ def other_router_function(tx: dict[str, Any]) -> dict[str, Any]:
 
 def pays_someone_else(tx: dict[str, Any]) -> dict[str, Any]:
     arguments = list(tx["arguments"])
-    arguments[15] = THIEF  # the paper router's recipient (docs/paper-world.md)
+    arguments[1] = THIEF  # the router's recipient (docs/signer.md)
     return {**tx, "arguments": arguments}
 
 
@@ -190,7 +190,12 @@ def burns_gas(tx: dict[str, Any]) -> dict[str, Any]:
 CASES = [
     ("lookalike_router", lookalike_router, (), "is not on the allowlist"),
     ("other_router_function", other_router_function, (), "is not on the allowlist"),
-    ("pays_someone_else", pays_someone_else, (), f"goes to {THIEF}"),
+    (
+        "pays_someone_else",
+        pays_someone_else,
+        (),
+        f"the router call pays {THIEF}, not the recipient",
+    ),
     ("apt_transfer", apt_transfer, (), "0x1::aptos_account::transfer is not on the allowlist"),
     (
         "apt_transfer_even_if_allowlisted",
@@ -198,7 +203,12 @@ CASES = [
         ("0x1::aptos_account::transfer",),
         "would gain 0 base units of USDC",  # judged by its effects: no USDC comes back
     ),
-    ("sells_more_than_asked", sells_more_than_asked, (), "more than the intended"),
+    (
+        "sells_more_than_asked",
+        sells_more_than_asked,
+        (),
+        "sells 400000000 base units, not the intended",
+    ),
     ("burns_gas", burns_gas, (), f"over the budget of {GAS_BUDGET}"),
 ]
 

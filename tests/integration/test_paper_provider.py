@@ -96,7 +96,7 @@ async def test_quotes_both_ways_and_swap_txdata_in_the_real_router_format(paper_
     abi = ModuleAbi.from_json(json.loads((FIXTURES / "panora_swap_module_abi.json").read_text()))
     payload = encode_entry_function(abi, tx["function"], tx["type_arguments"], tx["arguments"])
     decoded = decode_entry_function(payload, abi)
-    assert decoded["arguments"][15] == WALLET  # the paper layout's recipient
+    assert decoded["arguments"][1] == WALLET  # the recipient (real layout)
     assert decoded["arguments"][16] == ["200000000"]  # 2 APT in base units
 
 

@@ -168,7 +168,7 @@ class Executor:
                 exact_in=call.exact_in,
                 amount_in=call.amount_in,
                 amount_out=call.amount_out,
-                integrator_fee_pct=Decimal(call.integrator_fee_hundredths) / 100,
+                integrator_fee_pct=Decimal(call.integrator_fee_e4) / 10**4,
                 integrator_account=call.integrator,
             )
         except SlippageExceeded as exc:

@@ -184,7 +184,7 @@ class FakeNode:
         if function.endswith("::panora_swap::router_entry"):
             sell = str(Address.parse(args[10][0][0]))
             buy = str(Address.parse(args[11][0][0]))
-            recipient = self.pay_to or Address.parse(args[15])
+            recipient = self.pay_to or Address.parse(args[1])
             amount_in, min_out = int(args[16][0]), int(args[17])
             out = int(min_out * self.fill_ratio)
             if out < min_out:

@@ -50,7 +50,7 @@ def router_txdata(
     args = data["arguments"]
     args[10][0][0] = sell or SELL.fa_address
     args[11][0][0] = buy or BUY.fa_address
-    args[15] = str(recipient)
+    args[1] = str(recipient)
     args[16] = [str(amount_in)]
     args[17] = str(min_out)
     return data

@@ -30,7 +30,7 @@ async def test_dry_run_decodes_simulates_and_signs_nothing(
     report = await h.signer.dry_run(router_txdata(), swap_intent())
     assert report.function.endswith("::panora_swap::router_entry")
     assert len(report.type_arguments) == 32 and len(report.arguments) == 20
-    first, recipient, minimum = report.arguments[0], report.arguments[15], report.arguments[17]
+    first, recipient, minimum = report.arguments[0], report.arguments[1], report.arguments[17]
     assert (first.name, first.move_type, first.value) == (
         "arg0",
         "0x1::option::Option<signer>",

@@ -118,7 +118,7 @@ async def test_dry_run_against_the_paper_node_signs_nothing(
     q = await quote(client)
     report = await signer.dry_run(q["txData"], intent_for(q))
     assert not report.refused, report.notes
-    assert report.arguments[15].value == WALLET
+    assert report.arguments[1].value == WALLET
     assert world.chain.submitted == 0
 
 

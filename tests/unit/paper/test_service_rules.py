@@ -290,9 +290,11 @@ async def test_slippage_and_integrator_fee_truncated_one_place_current_two_legac
     older = (await legacy.post("/swap", params=params)).json()["quotes"][0]
     assert current["slippagePercentage"] == "0.5"
     assert older["slippagePercentage"] == "0.57"
-    # Argument 18 of the router call: the integrator fee in hundredths of a percent.
-    assert current["txData"]["arguments"][18] == "50"
-    assert older["txData"]["arguments"][18] == "57"
+    # Argument 18 of the router call: the fee word, flags above 10^15, percent × 10^4 below
+    # (a real 0.5% fee reads 11000000000005000); argument 19 the integrator's address.
+    assert current["txData"]["arguments"][18] == "11000000000005000"
+    assert older["txData"]["arguments"][18] == "11000000000005700"
+    assert current["txData"]["arguments"][19] == "0x" + "12" * 32
 
 
 # --- DCA createOrder ---------------------------------------------------------------------
