@@ -105,6 +105,10 @@ class ApiSettings(_Section):
     swap_variant: Literal["current", "legacy"] = "current"
     connect_timeout_seconds: float = Field(default=5.0, gt=0)
     read_timeout_seconds: float = Field(default=20.0, gt=0)
+    request_deadline_seconds: float = Field(default=30.0, gt=0)
+    """Whole exchange (connect, headers, body) of one attempt, however slowly bytes trickle."""
+    max_response_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    """Larger answers are refused while they stream, never read whole."""
     rate_limit_per_second: float = Field(default=4.0, gt=0)
     rate_limit_burst: int = Field(default=4, ge=1)
     max_attempts: int = Field(default=4, ge=1, le=20)

@@ -15,6 +15,7 @@ import re
 import sys
 from collections.abc import Iterable, MutableMapping
 from typing import Any, Final, Literal, TextIO
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import structlog
 from structlog.typing import Processor
@@ -24,9 +25,12 @@ __all__ = [
     "Redactor",
     "configure_logging",
     "get_logger",
+    "mask_url",
     "redact",
     "register_secret",
+    "register_url_secrets",
     "secret_variants",
+    "url_secrets",
 ]
 
 REDACTED: Final = "[REDACTED]"
@@ -36,6 +40,9 @@ _KEY_PATTERNS: Final = (
     re.compile(r"(?i)(?<=priv)[a-z_ ]*[:=]\s*(?:0x)?[0-9a-fA-F]{64}"),
 )
 _MIN_SECRET_LEN: Final = 8
+# URL path segments shown as they are: versions ("v1") and short lowercase words
+# ("aptos", "mainnet-rpc"). Anything else (digits, capitals, long runs) may be a token.
+_PUBLIC_SEGMENT: Final = re.compile(r"v\d{1,3}|[a-z]{1,24}(?:[-_.][a-z]{1,24}){0,3}")
 
 
 def secret_variants(secret: str) -> set[str]:
@@ -107,6 +114,53 @@ class Redactor:
 _ACTIVE_REDACTOR: Final = Redactor()
 
 
+def _secret_segments(path: str) -> list[str]:
+    return [s for s in path.split("/") if s and not _PUBLIC_SEGMENT.fullmatch(s)]
+
+
+def url_secrets(url: str) -> list[str]:
+    """The parts of `url` that may be credentials.
+
+    User name and password, every query value (and bare query key), and every path
+    segment that looks like a token, both as written and percent-decoded.
+    """
+    try:
+        parts = urlsplit(url)
+        found = [parts.username or "", parts.password or ""]
+    except ValueError:  # a malformed port or IPv6 host: treat the whole URL as secret
+        return [url]
+    found += [value or key for key, value in parse_qsl(parts.query, keep_blank_values=True)]
+    found += _secret_segments(parts.path)
+    found += [unquote(s) for s in found]
+    return [s for s in dict.fromkeys(found) if s]
+
+
+def mask_url(url: str) -> str:
+    """`url` fit to show: user info, query and token-like path segments as `[REDACTED]`.
+
+    `https://key@node.example/v1/Ab12Cd34/?api_key=x` →
+    `https://[REDACTED]@node.example/v1/[REDACTED]/?[REDACTED]`. Scheme, host, port and
+    version/word segments stay, so the reader still sees which service is meant.
+    """
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return REDACTED
+    if ":" in host:
+        host = f"[{host}]"
+    if port is not None:
+        host = f"{host}:{port}"
+    if parts.username is not None or parts.password is not None:
+        host = f"{REDACTED}@{host}"
+    path = "/".join(
+        REDACTED if s and not _PUBLIC_SEGMENT.fullmatch(s) else s for s in parts.path.split("/")
+    )
+    query = REDACTED if parts.query else ""
+    return urlunsplit((parts.scheme, host, path, query, ""))
+
+
 def redact(text: str) -> str:
     """`text` with every registered secret and key-shaped string masked.
 
@@ -139,6 +193,16 @@ def register_secret(secret: str) -> None:
     remember to do it. Logging is process-wide by nature; so is this list.
     """
     _ACTIVE_REDACTOR.add(secret)
+
+
+def register_url_secrets(url: str) -> None:
+    """Mask the credential-like parts of `url` (see `url_secrets`) in every log line.
+
+    Parts shorter than 8 characters are not registered (they would mask ordinary words
+    and numbers); `mask_url` still hides them wherever the URL itself is shown.
+    """
+    for secret in url_secrets(url):
+        _ACTIVE_REDACTOR.add(secret)
 
 
 def configure_logging(

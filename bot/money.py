@@ -8,13 +8,17 @@ with an error instead of being rounded silently. JSON from the wire is parsed wi
 from __future__ import annotations
 
 import json
+import re
 from decimal import ROUND_DOWN, Decimal, InvalidOperation, localcontext
-from typing import Any
+from itertools import accumulate
+from typing import Any, Final
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "MoneyError",
     "format_decimal",
     "from_base_units",
+    "json_depth",
     "loads_exact",
     "parse_decimal",
     "to_base_units",
@@ -27,16 +31,50 @@ class MoneyError(ValueError):
     """A value that is not an exact amount or rate."""
 
 
-def loads_exact(data: str | bytes) -> Any:
+MAX_JSON_DEPTH: Final = 64
+"""Arrays/objects nested deeper than this are refused by `loads_exact`: no answer of the
+provider or the node comes near (the deepest seen is 9), and Python's parser would raise
+`RecursionError` somewhere past a thousand levels."""
+_JSON_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+_NESTING_STEP: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def loads_exact(data: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """`json.loads` that keeps every number exact (fractions as `Decimal`, integers as `int`).
 
-    `NaN`/`Infinity` literals, which are not JSON, are rejected.
+    `NaN`/`Infinity` literals, which are not JSON, are rejected, and so is nesting deeper
+    than `max_depth` (checked before parsing, so very deep input never recurses).
+
+    Raises:
+        ValueError: the text is not JSON, has a non-JSON number or is nested too deeply.
     """
 
     def _reject_constant(name: str) -> Any:
         raise ValueError(f"non-JSON number {name}")
 
-    return json.loads(data, parse_float=Decimal, parse_constant=_reject_constant)
+    # As json.loads reads bytes (UTF-8/16/32), so that the depth is measured on the same text.
+    if isinstance(data, bytes):
+        text = data.decode(json.detect_encoding(data), "surrogatepass")
+    else:
+        text = data
+    if text.count("[") + text.count("{") > max_depth:  # else it cannot nest deeper
+        depth = json_depth(text)
+        if depth > max_depth:
+            raise ValueError(f"JSON nested {depth} levels deep (the limit is {max_depth})")
+    try:
+        return json.loads(text, parse_float=Decimal, parse_constant=_reject_constant)
+    except RecursionError:  # cannot happen below the depth limit; kept as a last guard
+        raise ValueError("JSON nested too deeply to parse") from None
+
+
+def json_depth(text: str) -> int:
+    """How deeply arrays and objects nest in JSON `text` (brackets inside strings ignored).
+
+    Linear and non-recursive; meant for untrusted text of any shape, valid or not.
+    """
+    skeleton = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(accumulate(map(_NESTING_STEP.__getitem__, skeleton)), default=0)
 
 
 def parse_decimal(value: object, *, allow_infinity: bool = False, field: str = "value") -> Decimal:

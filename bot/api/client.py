@@ -10,6 +10,14 @@ Retry rules (docs/wire-decisions.md):
 * `createOrder`/`cancelOrder` are retried only when the request provably never reached
   the server (`NotSent`) or was refused with 429. A timeout, a dropped connection, a 5xx or
   an unreadable success body raise `OutcomeUnknown`: the caller reconciles.
+
+Bounds (docs/wire-decisions.md): every exchange (connect, headers and the whole body)
+must finish within `request_deadline` seconds, however steadily the bytes trickle; the
+body is read as it streams and refused past `max_response_bytes` (on the wire and once
+decoded); JSON nested deeper than `bot.money.MAX_JSON_DEPTH` is refused before parsing.
+Past a bound, a read gets `MalformedResponse` (a timeout: `OutcomeUnknown`), retried as
+above; a createOrder/cancelOrder gets `OutcomeUnknown`, unless the status already says
+the request was refused.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from bot import __version__
+from bot.api.bounded import ACCEPT_ENCODING, BodyRefused, read_limited
 from bot.api.errors import (
     ApiError,
     MalformedResponse,
@@ -57,12 +66,13 @@ from bot.api.resilience import Backoff, TokenBucket, parse_retry_after
 from bot.api.units import order_record_to_human
 from bot.api.wire import prefixed, unprefix_keys
 from bot.config import ApiSettings
-from bot.logging import get_logger, register_secret
+from bot.logging import get_logger, register_secret, register_url_secrets
 from bot.money import loads_exact
 
 __all__ = ["USER_AGENT", "ClientStats", "PanoraClient", "SwapResponse"]
 
 USER_AGENT: Final = f"aptos-dca-bot/{__version__}"
+DEFAULT_MAX_RESPONSE_BYTES: Final = 4 * 1024 * 1024
 SwapResponse = SwapResponseExactIn | SwapResponseExactOut
 OrderKind = Literal["dca", "limit"]
 _ModelT = TypeVar("_ModelT", bound=BaseModel)
@@ -99,6 +109,8 @@ class PanoraClient:
         rate_limit_per_second: float = 4.0,
         rate_limit_burst: int = 4,
         max_attempts: int = 4,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        request_deadline: float = 30.0,
         backoff: Backoff | None = None,
         order_amount_units: Literal["human", "base"] = "human",
         limit_from_wallet_field: Literal["token", "wallet"] = "token",
@@ -113,7 +125,10 @@ class PanoraClient:
         self._api_key = api_key
         if api_key is not None:
             register_secret(api_key.get_secret_value())
+        register_url_secrets(base_url)
         self._max_attempts = max_attempts
+        self._max_body = max_response_bytes
+        self._deadline = request_deadline
         self._backoff = backoff or Backoff(0.5, 30.0, random.Random())  # noqa: S311
         self._limiter = TokenBucket(
             rate_limit_per_second, rate_limit_burst, sleep=sleep, monotonic=monotonic
@@ -127,7 +142,11 @@ class PanoraClient:
             base_url=base_url,
             timeout=timeout,
             transport=transport,
-            headers={"user-agent": USER_AGENT, "accept": "application/json"},
+            headers={
+                "user-agent": USER_AGENT,
+                "accept": "application/json",
+                "accept-encoding": ACCEPT_ENCODING,
+            },
             follow_redirects=False,
         )
 
@@ -152,6 +171,8 @@ class PanoraClient:
             rate_limit_per_second=settings.rate_limit_per_second,
             rate_limit_burst=settings.rate_limit_burst,
             max_attempts=settings.max_attempts,
+            max_response_bytes=settings.max_response_bytes,
+            request_deadline=settings.request_deadline_seconds,
             backoff=Backoff(settings.backoff_base_seconds, settings.backoff_cap_seconds),
             order_amount_units=settings.order_amount_units,
             limit_from_wallet_field=settings.limit_from_wallet_field,
@@ -192,27 +213,27 @@ class PanoraClient:
             self.stats.requests += 1
             retry_after: float | None = None
             try:
-                response = await self._http.request(
-                    method,
-                    path,
-                    params=tuple(params) if params else None,
-                    json=body,
-                    headers=self._headers(),
-                )
+                async with asyncio.timeout(self._deadline):
+                    response, content, refused = await self._exchange(method, path, params, body)
             except _NOT_SENT as exc:
                 error: ApiError = NotSent(
                     f"{endpoint}: not sent ({_reason(exc)})", endpoint=endpoint
                 )
-            except _UNKNOWN as exc:
+            except (*_UNKNOWN, TimeoutError) as exc:
+                reason = (
+                    f"over the {self._deadline:g} s deadline"
+                    if isinstance(exc, TimeoutError)
+                    else _reason(exc)
+                )
                 error = OutcomeUnknown(
-                    f"{endpoint}: no complete response ({_reason(exc)}); outcome unknown",
+                    f"{endpoint}: no complete response ({reason}); outcome unknown",
                     endpoint=endpoint,
                 )
                 if changes_state:
                     self._count(error)
                     raise error from None
             else:
-                result = self._read(response, endpoint, changes_state)
+                result = self._read(response, content, refused, endpoint, changes_state)
                 if not isinstance(result, ApiError):
                     return result
                 error = result
@@ -240,26 +261,66 @@ class PanoraClient:
     def _count(self, error: ApiError) -> None:
         self.stats.errors[type(error).__name__] += 1
 
-    def _read(self, response: httpx.Response, endpoint: str, changes_state: bool) -> Any:
-        """The parsed body of a 2xx, or the typed error for anything else (not raised)."""
-        text = response.text
-        try:
-            body = loads_exact(response.content) if response.content else None
-        except ValueError:
-            body = None
-            parsed = False
+    async def _exchange(
+        self,
+        method: str,
+        path: str,
+        params: list[tuple[str, str]] | None,
+        body: dict[str, Any] | None,
+    ) -> tuple[httpx.Response, bytes, str | None]:
+        """Send one request; its response, body, and why the body was refused (or None).
+
+        The body is read while it streams and never past `max_response_bytes`; leaving
+        the stream early closes the connection instead of draining it.
+        """
+        async with self._http.stream(
+            method,
+            path,
+            params=tuple(params) if params else None,
+            json=body,
+            headers=self._headers(),
+        ) as response:
+            try:
+                return response, await read_limited(response, self._max_body), None
+            except BodyRefused as exc:
+                return response, b"", str(exc)
+
+    def _read(
+        self,
+        response: httpx.Response,
+        content: bytes,
+        refused: str | None,
+        endpoint: str,
+        changes_state: bool,
+    ) -> Any:
+        """The parsed body of a 2xx, or the typed error for anything else (not raised).
+
+        `refused` says why the body was not read (too large, unknown encoding).
+        """
+        body: Any = None
+        if refused:
+            problem = f"a body refused: {refused}"
+        elif not content:
+            problem = "an empty body"
         else:
-            parsed = True
+            try:
+                body = loads_exact(content)
+            except ValueError as exc:
+                problem = f"a body that is not usable JSON: {exc}"
+            else:
+                problem = "a JSON null body"
         if response.is_success:
-            if parsed and body is not None:
+            if body is not None:
                 return body
-            message = f"{endpoint}: HTTP {response.status_code} with a body that is not JSON"
+            message = f"{endpoint}: HTTP {response.status_code} with {problem}"
             if changes_state:
                 return OutcomeUnknown(message + "; outcome unknown", endpoint=endpoint)
-            return MalformedResponse(message, endpoint=endpoint, body=text)
+            return MalformedResponse(
+                message, endpoint=endpoint, body=refused or _text(response, content[:2000])
+            )
         error = error_for_status(
             response.status_code,
-            text,
+            refused or _text(response, content[:2000]),
             body,
             endpoint=endpoint,
             retry_after=parse_retry_after(response.headers.get("retry-after")),
@@ -416,6 +477,14 @@ class PanoraClient:
             return OrdersPage(chain_id, owner, page_number, total_pages, dca, bad)
         limit, bad = self._parse_each(LimitOrder, raw_orders, endpoint)
         return OrdersPage(chain_id, owner, page_number, total_pages, limit, bad)
+
+
+def _text(response: httpx.Response, content: bytes) -> str:
+    """The body as text for messages: its declared charset, else UTF-8; never raises."""
+    try:
+        return content.decode(response.charset_encoding or "utf-8", errors="replace")
+    except LookupError:
+        return content.decode("utf-8", errors="replace")
 
 
 def _reason(exc: Exception) -> str:

@@ -5,9 +5,11 @@ ApiError
 ├── RequestRuleError        a request broke a rule of the spec; nothing was sent
 ├── NotSent                 connect error/timeout, pool timeout: never reached the server;
 │                           safe to retry
-├── OutcomeUnknown          sent, but no complete answer (read timeout, dropped connection,
-│                           a 5xx to a createOrder/cancelOrder): reconcile, never blindly retry
-├── MalformedResponse       a 2xx whose body is not the shape the spec describes
+├── OutcomeUnknown          sent, but no complete answer (read timeout, request deadline,
+│                           dropped connection; to a createOrder/cancelOrder also a 5xx or
+│                           a 2xx body it cannot read): reconcile, never blindly retry
+├── MalformedResponse       a 2xx whose body is not the shape the spec describes, or is
+│                           over the size or JSON nesting limit
 └── ResponseError           the server answered with an error status
     ├── BadRequest          400
     ├── Unauthorized        401 (missing or wrong API key)
@@ -69,7 +71,7 @@ class OutcomeUnknown(ApiError):
 
 
 class MalformedResponse(ApiError):
-    """A success status with a body that does not have the spec's shape."""
+    """A success status with a body that does not have the spec's shape or breaks a bound."""
 
     def __init__(self, message: str, *, endpoint: str = "", body: str = "") -> None:
         super().__init__(message, endpoint=endpoint)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 import typer
 
 from bot.config import ConfigError, Settings, load_settings
-from bot.logging import Redactor, configure_logging, register_secret
+from bot.logging import Redactor, configure_logging, register_secret, register_url_secrets
 from bot.secrets import SecretFileError
 
 if TYPE_CHECKING:  # the client (httpx, models) is imported only by verbs that use it
@@ -73,7 +73,7 @@ def load_or_exit(ctx: typer.Context, explicit: Path | None = None) -> Settings:
     """Load and validate the configuration, or print every problem and exit 2.
 
     Also configures logging from `[log]` (the `--log-format` option wins) and registers
-    the API key with the log redactor.
+    the API key and the credentials in the node URL with the log redactor.
     """
     cli = state(ctx)
     try:
@@ -92,6 +92,7 @@ def load_or_exit(ctx: typer.Context, explicit: Path | None = None) -> Settings:
     ):
         if secret is not None:
             register_secret(secret.get_secret_value())
+    register_url_secrets(settings.chain.node_url)  # providers put keys in the path
     return settings
 
 

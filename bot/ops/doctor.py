@@ -21,7 +21,6 @@ from datetime import datetime
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 from typing import Final, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
@@ -40,6 +39,7 @@ from bot.engine.plugins import PluginError, build_strategy
 from bot.engine.strategy import Strategy
 from bot.journal import Journal, JournalError, current_revision, head_revision
 from bot.journal.db import sqlite_file
+from bot.logging import mask_url
 from bot.money import format_decimal, from_base_units
 
 __all__ = [
@@ -128,12 +128,11 @@ def exit_code(results: Iterable[CheckResult]) -> int:
 
 
 def public_url(url: str) -> str:
-    """`url` without user info and query string (where providers put API keys)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+    """`url` fit to print: user info, query and token-like path segments masked.
+
+    Providers put keys in all three (`bot.logging.mask_url`).
+    """
+    return mask_url(url)
 
 
 # --- configuration, key, journal: local checks ------------------------------------------

@@ -186,9 +186,9 @@ def test_a_bad_strategy_parameter_is_a_configuration_failure() -> None:
     assert built == [] and exit_code([result]) == 2
 
 
-def test_urls_are_shown_without_credentials_or_query() -> None:
-    assert public_url("https://user:pw@node.example:8443/v1?api-key=s3cret") == (
-        "https://node.example:8443/v1"
+def test_urls_are_shown_without_credentials_query_or_path_tokens() -> None:
+    assert public_url("https://user:pw@node.example:8443/v1/Tok3nTok3n?api-key=s3cret") == (
+        "https://[REDACTED]@node.example:8443/v1/[REDACTED]?[REDACTED]"
     )
 
 
