@@ -2,7 +2,8 @@
 
 Run from the repository root:
 
-    python bench/chaos_kill.py --runs 200 --seed 1 [--speed 120] [--commit-delay 0.4] [--keep DIR]
+    python bench/chaos_kill.py --runs 200 --seed 1 [--speed 120] [--commit-delay 0.4]
+        [--read-faults 0.2] [--order-style onchain|escrow] [--keep DIR]
 
 A `bot paper serve` process (accelerated clock, on-chain order style, its state kept
 across the run) and `bot run` with all five built-in strategies (schedules of a few real
@@ -44,6 +45,18 @@ def main(argv: list[str] | None = None) -> int:
         default=0.4,
         help="real seconds between submit and commit (the mid-transaction window)",
     )
+    parser.add_argument(
+        "--read-faults",
+        type=float,
+        default=0.0,
+        help="rate of node read faults: by_hash 404s and stale account reads (e.g. 0.2)",
+    )
+    parser.add_argument(
+        "--order-style",
+        choices=("onchain", "escrow"),
+        default="onchain",
+        help="the world's order style (default onchain)",
+    )
     parser.add_argument("--keep", type=Path, help="keep the run's folder here (logs, journal)")
     args = parser.parse_args(argv)
     if args.runs < 1:
@@ -57,7 +70,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, folder: Path) -> int:
-    print(f"chaos: {args.runs} kills, seed {args.seed}, folder {folder}", flush=True)
+    print(
+        f"chaos: {args.runs} kills, seed {args.seed}, read faults {args.read_faults}, "
+        f"{args.order_style} orders, folder {folder}",
+        flush=True,
+    )
     report = run_chaos(
         ChaosOptions(
             kills=args.runs,
@@ -65,6 +82,8 @@ def _run(args: argparse.Namespace, folder: Path) -> int:
             folder=folder,
             speed=args.speed,
             commit_delay=args.commit_delay,
+            read_faults=args.read_faults,
+            order_style=args.order_style,
         ),
         progress=lambda line: print(f"chaos: {line}", flush=True),
     )

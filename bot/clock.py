@@ -3,17 +3,23 @@
 Code that needs the time takes a `Clock` and calls `now()`; nothing reads the wall clock
 directly. asyncio and APScheduler still run on real time (they cannot follow a simulated
 clock), so simulated runs are driven by stepping a `SteppedClock` from our own driver.
+
+A wall clock can be stepped (by hand, by NTP after a long suspend): `ClockSteps` notices
+it by comparing the clock with a monotonic counter, so a scheduler can keep intervals in
+real time instead of waiting out a backward step.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Protocol, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
 __all__ = [
     "AcceleratedClock",
     "Clock",
+    "ClockSteps",
     "RealClock",
     "SteppedClock",
     "ensure_utc",
@@ -104,3 +110,40 @@ class AcceleratedClock:
         """Start plus elapsed real time × factor."""
         elapsed = (time.monotonic() - self._origin) * self._factor
         return self._start + timedelta(seconds=elapsed)
+
+
+STEP_TOLERANCE_SECONDS: Final = 1.0
+"""Smaller differences between a clock and the monotonic counter are drift, not steps."""
+
+
+class ClockSteps:
+    """Notices steps of `clock` (a wall clock) against a monotonic counter.
+
+    `step()` tells how far the clock jumped since the previous call: positive forward,
+    negative backward, zero when it only drifted by less than the tolerance (NTP slews by
+    at most half a millisecond a second; drift is absorbed call by call).
+    """
+
+    def __init__(
+        self,
+        clock: Clock,
+        monotonic: Callable[[], float] = time.monotonic,
+        *,
+        tolerance_seconds: float = STEP_TOLERANCE_SECONDS,
+    ) -> None:
+        self._clock = clock
+        self._monotonic = monotonic
+        self._tolerance = tolerance_seconds
+        self._offset = self._read()
+
+    def _read(self) -> float:
+        """Clock time minus monotonic time, in seconds (constant while nothing steps)."""
+        return self._clock.now().timestamp() - self._monotonic()
+
+    def step(self) -> timedelta:
+        """How far the clock stepped since the last call (zero: no step)."""
+        offset = self._read()
+        jump, self._offset = offset - self._offset, offset
+        if abs(jump) < self._tolerance:
+            return timedelta(0)
+        return timedelta(seconds=jump)

@@ -8,6 +8,7 @@ secret values are never echoed. Unknown keys are errors (a typo must not pass si
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from decimal import Decimal
@@ -24,6 +25,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from bot.aptos.address import Address, AddressError, FunctionId
+from bot.aptos.pyth import PYTH_MAINNET
 from bot.config_base import Section as _Section
 from bot.config_paper import (
     PaperFaultSettings,
@@ -36,6 +38,7 @@ from bot.config_paper import (
 __all__ = [
     "ALERT_EVENT_NAMES",
     "PRICE_CREDIT",
+    "SECRET_FILE_KEYS",
     "SECRET_KEYS",
     "AlertSettings",
     "ApiSettings",
@@ -58,6 +61,8 @@ __all__ = [
     "paper_start",
     "param_strings",
 ]
+
+_FEED_ID: Final = re.compile(r"0x[0-9a-fA-F]{64}")
 
 SECRET_KEYS: Final = frozenset(
     {"api_key", "api_keys", "private_key", "bot_token", "telegram_bot_token", "webhook_url"}
@@ -82,6 +87,8 @@ ALERT_EVENT_NAMES: Final = frozenset(
         "daemon_stopped",
         "low_apt_for_gas",
         "no_poll",
+        "foreign_order",
+        "foreign_signer",
     }
 )
 """The alert kinds `[alerts].events` may name (besides "all")."""
@@ -187,6 +194,9 @@ class SchedulerSettings(_Section):
     """Folders of user strategy plugins (`*.py` files defining Strategy subclasses)."""
     strategy_timeout_seconds: int = Field(default=30, ge=1)
     misfire_grace_seconds: int = Field(default=30, ge=1)
+    allow_no_strategies: bool = False
+    """A reload (SIGHUP) may remove every strategy only when the new file says this: a file
+    emptied or cut short by an editor or a failed copy must not stop all trading."""
 
 
 class RiskSettings(_Section):
@@ -196,11 +206,33 @@ class RiskSettings(_Section):
     max_reference_deviation_percent: Decimal = Field(default=Decimal("3"), ge=0, le=50)
     """How far a swap quote's rate may stray from the bot's reference price (percent); also
     the room below the reference that a swap's own minimum out allows for fees and impact."""
+    reference: Literal["provider", "pyth"] = "provider"
+    """The swap reference price: the provider's /prices feed, or Pyth's on-chain prices."""
+    pyth_contract: str = PYTH_MAINNET
+    pyth_feeds: dict[str, str] = Field(default_factory=dict)
+    """Token name → Pyth USD feed id, added to the published APT, USDC and USDT feeds."""
+    pyth_max_age_seconds: int = Field(default=60, ge=1, le=3600)
     max_gas_amount: int = Field(default=200_000, ge=1)
     max_open_orders: int = Field(default=20, ge=0)
     per_transaction_caps: dict[str, Decimal] = Field(default_factory=dict)
     daily_spend_caps: dict[str, Decimal] = Field(default_factory=dict)
     allowed_tokens: list[str] = Field(default_factory=list)
+
+    @field_validator("pyth_contract")
+    @classmethod
+    def _contract_address(cls, value: str) -> str:
+        try:
+            return str(Address.parse(value))
+        except AddressError as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("pyth_feeds")
+    @classmethod
+    def _feed_ids(cls, feeds: dict[str, str]) -> dict[str, str]:
+        for name, feed in feeds.items():
+            if not _FEED_ID.fullmatch(feed):
+                raise ValueError(f"feed id of {name} must be 0x followed by 64 hex digits")
+        return {name: feed.lower() for name, feed in feeds.items()}
 
     @field_validator("per_transaction_caps", "daily_spend_caps")
     @classmethod
@@ -229,6 +261,19 @@ class DaemonSettings(_Section):
     """The main loop counts as stuck (no WATCHDOG=1 sent) after this long without progress."""
     gas_reserve_transactions: int = Field(default=20, ge=1)
     """APT for this many transactions at the simulated gas cost is "enough for gas"."""
+    lock_dir: Path | None = None
+    """The wallet locks' folder (one file per wallet address, whatever the journal); unset:
+    `~/.local/state/aptos-dca-bot/locks` of the user running the bot (`engine.wallet_lock`)."""
+
+    @field_validator("lock_dir")
+    @classmethod
+    def _absolute_lock_dir(cls, value: Path | None) -> Path | None:
+        if value is None:
+            return None
+        path = value.expanduser()
+        if not path.is_absolute():
+            raise ValueError("must be an absolute path (every process must find the same lock)")
+        return path
 
 
 class AlertSettings(_Section):
@@ -449,6 +494,38 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError([f"{path}: not UTF-8 text"]) from None
 
 
+SECRET_FILE_KEYS: Final = {
+    ("api", "api_key"): "api_key_file",
+    ("wallet", "private_key"): "key_file",
+    ("alerts", "webhook_url"): "webhook_url_file",
+    ("alerts", "telegram_bot_token"): "telegram_bot_token_file",
+}
+"""Every secret setting (a `SecretStr`) and the setting naming the 0600 file that holds it.
+
+A secret may come from the environment (`BOT_API__API_KEY`) or that file, never from the
+config file itself: config files get copied, committed and pasted into bug reports."""
+
+
+def _secrets_in_file(path: Path, data: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """One problem per secret written in the file, and the data with those values blanked.
+
+    Blanked rather than dropped, so the rest validates as the user meant it (a Telegram
+    chat id without its token would be a second, misleading problem).
+    """
+    problems: list[str] = []
+    cleaned = dict(data)
+    for (section, key), file_key in SECRET_FILE_KEYS.items():
+        table = cleaned.get(section)
+        if not isinstance(table, dict) or key not in table:
+            continue
+        problems.append(
+            f"{path}: [{section}].{key}: secrets may not be written in the config file; "
+            f"use BOT_{section.upper()}__{key.upper()} or [{section}].{file_key}"
+        )
+        cleaned[section] = {**table, key: ""}
+    return problems, cleaned
+
+
 def load_settings(path: Path | None) -> Settings:
     """Load the settings from `path` (or defaults only) and the `BOT_…` environment.
 
@@ -456,10 +533,17 @@ def load_settings(path: Path | None) -> Settings:
         path: the TOML file; None means built-in defaults plus environment.
 
     Raises:
-        ConfigError: every problem, one line each, secrets masked.
+        ConfigError: every problem, one line each, secrets masked; a secret written in the
+            file itself is one (`SECRET_FILE_KEYS`), whatever its value.
     """
     data = read_toml(path) if path is not None else {}
+    problems: list[str] = []
+    if path is not None:
+        problems, data = _secrets_in_file(path, data)
     try:
-        return Settings(**data)
+        settings = Settings(**data)
     except ValidationError as exc:
-        raise ConfigError([_describe(e) for e in exc.errors()]) from None
+        problems += [_describe(e) for e in exc.errors()]
+    if problems:
+        raise ConfigError(problems)
+    return settings

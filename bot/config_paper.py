@@ -61,6 +61,14 @@ class PaperNodeSettings(_Section):
     """Tests: lose the first N accepted transactions (202, never committed)."""
     drop_first_answers: int = Field(default=0, ge=0)
     """Tests: close the connection instead of answering the first N accepted submissions."""
+    foreign_first: int = Field(default=0, ge=0)
+    """Tests: another signer of the wallet takes the number of the first N accepted ones."""
+    by_hash_404: float = Field(default=0.0, ge=0, le=1)
+    """Read fault: `by_hash` answers 404 for a transaction the node holds (pruned, balanced)."""
+    stale_account: float = Field(default=0.0, ge=0, le=1)
+    """Read fault: an account read or listing answers from an older ledger state."""
+    stale_seconds: float = Field(default=30.0, ge=0)
+    """How much ledger time a stale read lags."""
 
     @field_validator("chain_id")
     @classmethod

@@ -63,7 +63,8 @@ def in_range(number: Decimal) -> bool:
     if not number:
         return True
     _sign, digits, exponent = number.as_tuple()
-    assert isinstance(exponent, int)
+    if not isinstance(exponent, int):  # NaN or infinity (refused above): not in range
+        return False
     trailing = len(digits) - len("".join(map(str, digits)).rstrip("0"))
     return number.adjusted() <= MAX_MAGNITUDE and exponent + trailing >= -MAX_MAGNITUDE
 

@@ -218,7 +218,8 @@ class CoreBroker:
         market = self.market
         exact_in = action.sell_amount is not None
         amount = action.sell_amount if exact_in else action.buy_amount
-        assert amount is not None
+        if amount is None:  # Swap's own validation gives exactly one of the two
+            raise _Refused("a swap needs sell_amount or buy_amount")
         units = _units(
             "fromTokenAmount" if exact_in else "toTokenAmount", amount, sell if exact_in else buy
         )

@@ -145,7 +145,8 @@ def _points(series: TokenSeries, start: datetime, end: datetime) -> PricePoints:
     if first is None:
         first = series.price(0)
     last = series.at(end)
-    assert last is not None  # a series with a point after start has one at end
+    if last is None:  # a series with a point at start has one at end: never here
+        raise ValueError(f"{series.token}: no price at {end.isoformat()}")
     mean = series.mean(start, end)
     return PricePoints(
         token=series.token,

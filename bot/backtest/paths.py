@@ -277,10 +277,11 @@ class _Ratio:
     """
 
     def __init__(self, threshold: Decimal, shift: int) -> None:
+        if not threshold.is_finite():
+            raise ValueError(f"a threshold must be finite, got {threshold}")
         _sign, digits, exponent = threshold.as_tuple()
-        assert isinstance(exponent, int)
         self.t = int("".join(map(str, digits)))
-        self.k = exponent + shift
+        self.k = int(exponent) + shift
 
     def least_numerator(self, den: int) -> int:
         """The least numerator coefficient that reaches the ratio over `den`: ceil(K × den)."""
@@ -318,10 +319,9 @@ def _ten(power: int) -> int:
 
 def constant_path(price: Decimal, since_us: int = 0) -> ArrayPath:
     """A path holding one price from `since_us` on (default: the epoch) — a pegged token."""
-    sign, digits, exponent = price.as_tuple()
-    assert isinstance(exponent, int)
-    if sign or not price.is_finite() or price <= 0:
+    if not price.is_finite() or price <= 0:
         raise ValueError(f"a price must be finite and > 0, got {price}")
+    _sign, digits, exponent = price.as_tuple()
     coef = int("".join(map(str, digits)))
     coefs = np.array([coef], dtype=np.int64 if coef <= _INT64_MAX else object)
-    return ArrayPath(np.array([since_us], dtype=np.int64), coefs, exponent)
+    return ArrayPath(np.array([since_us], dtype=np.int64), coefs, int(exponent))

@@ -121,7 +121,8 @@ async def run_backtest_async(
 
 def _load(spec: BacktestSpec, tokens: PaperTokens, named: Mapping[str, Token]) -> Feed:
     if spec.prices == JOURNAL:
-        assert spec.journal_url is not None
+        if spec.journal_url is None:
+            raise ValueError("--prices journal needs a journal URL")
         wanted = {key: token.keys for key, token in named.items()}
         return load_journal_feed(spec.journal_url, wanted, until=spec.end + _MICRO)
     try:
@@ -352,7 +353,8 @@ class _Run:
     def _failed(self, exc: BaseException) -> None:
         reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
         line = f"{self.market.now.isoformat()} {reason}".splitlines()[0]
-        assert self.tally.errors is not None
+        if self.tally.errors is None:
+            self.tally.errors = []
         self.tally.errors.append(line)
 
     def result(self, wall_seconds: float) -> BacktestResult:

@@ -12,6 +12,7 @@ from bot.chain.errors import (
     ChainError,
     ChainIdMismatch,
     ConfigurationError,
+    ForeignSigner,
     InvalidTxData,
     KeyFileError,
     KeyMismatch,
@@ -30,6 +31,7 @@ from bot.chain.errors import (
     TransactionFailed,
     TransactionOutcomeError,
     TransactionRejected,
+    WalletPaused,
 )
 from bot.chain.keys import account_address, load_private_key, new_key_file, parse_private_key
 from bot.chain.node import NodeClient
@@ -56,6 +58,7 @@ __all__ = [
     "ChainIdMismatch",
     "ConfigurationError",
     "DryRunReport",
+    "ForeignSigner",
     "InMemoryRecorder",
     "Intent",
     "IntentKind",
@@ -89,6 +92,7 @@ __all__ = [
     "TxOutcome",
     "TxRecorder",
     "TxStatus",
+    "WalletPaused",
     "account_address",
     "load_private_key",
     "new_key_file",

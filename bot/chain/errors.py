@@ -11,7 +11,9 @@ ChainError
 │   ├── InvalidTxData       the txData does not fit the function's on-chain ABI
 │   ├── ChainIdMismatch     the node is on another chain than `[chain].chain_id`
 │   ├── KeyMismatch         the key is not the sender account's authentication key
-│   └── SimulationFailed    the node's simulation failed (`vm_status`)
+│   ├── SimulationFailed    the node's simulation failed (`vm_status`)
+│   └── WalletPaused        a foreign signer was detected on this wallet: nothing more is
+│                           signed for it until the daemon is restarted (`cause`)
 ├── NodeUnavailable         the node did not answer usably (timeouts, 5xx) on a request that
 │   │                       changes nothing: retry later
 │   └── NotSent             the request never reached the node: retrying is safe
@@ -28,8 +30,11 @@ ChainError
 └── TransactionOutcomeError the transaction's fate is known
     ├── TransactionFailed   committed with `success: false`: gas was spent (`vm_status`,
     │                       `gas_used`, `outcome`)
-    └── TransactionExpired  not found after its expiration (ledger time): definitively not
-                            executed; may be re-signed with a fresh sequence number
+    ├── TransactionExpired  its sequence number unused at a ledger time past its expiration:
+    │                       definitively not executed; may be re-signed with a fresh number
+    └── ForeignSigner       its sequence number was used by a transaction the journal does
+                            not know: another signer uses this wallet; stop trading it
+                            (`sequence_number`, `foreign_hash`, `sender`)
 ```
 
 No message carries key material: keys are never formatted into one, and the key loader
@@ -45,6 +50,7 @@ __all__ = [
     "ChainError",
     "ChainIdMismatch",
     "ConfigurationError",
+    "ForeignSigner",
     "InvalidTxData",
     "KeyFileError",
     "KeyMismatch",
@@ -63,6 +69,7 @@ __all__ = [
     "TransactionFailed",
     "TransactionOutcomeError",
     "TransactionRejected",
+    "WalletPaused",
 ]
 
 
@@ -251,7 +258,7 @@ class TransactionFailed(TransactionOutcomeError):
 
 
 class TransactionExpired(TransactionOutcomeError):
-    """Not found after its expiration by the node's ledger time: definitively not executed."""
+    """Its sequence number unused at a ledger time past its expiration: never executed."""
 
     def __init__(self, tx_hash: str, expiration_secs: int, *, outcome: Any = None) -> None:
         self.expiration_secs = expiration_secs
@@ -259,4 +266,55 @@ class TransactionExpired(TransactionOutcomeError):
             f"transaction {tx_hash} expired unexecuted (expiration {expiration_secs})",
             tx_hash=tx_hash,
             outcome=outcome,
+        )
+
+
+class ForeignSigner(TransactionOutcomeError):
+    """A sequence number of this wallet was used by a transaction this bot did not sign.
+
+    Another signer (a second bot, a wallet app, a thief holding the key) uses the wallet:
+    trading on it must stop. `tx_hash` is our transaction that did not execute because
+    of it (empty when the use was found before anything was signed).
+
+    Attributes:
+        sender: the wallet.
+        sequence_number: the number the foreign transaction used.
+        foreign_hash: the foreign transaction's hash.
+    """
+
+    def __init__(
+        self,
+        sender: str,
+        sequence_number: int,
+        foreign_hash: str,
+        *,
+        tx_hash: str = "",
+        outcome: Any = None,
+    ) -> None:
+        self.sender = sender
+        self.sequence_number = sequence_number
+        self.foreign_hash = foreign_hash
+        ours = f"; our transaction {tx_hash} did not execute" if tx_hash else ""
+        super().__init__(
+            f"foreign signer detected: sequence number {sequence_number} of wallet {sender} "
+            f"was used by transaction {foreign_hash}, which this bot did not sign{ours}; "
+            "trading on this wallet is paused",
+            tx_hash=tx_hash,
+            outcome=outcome,
+        )
+
+
+class WalletPaused(Refused):
+    """Nothing is signed for a wallet on which a foreign signer was detected.
+
+    Attributes:
+        cause: the `ForeignSigner` detection that paused it.
+    """
+
+    def __init__(self, cause: ForeignSigner) -> None:
+        self.cause = cause
+        super().__init__(
+            f"trading paused on wallet {cause.sender}: sequence number {cause.sequence_number} "
+            f"was used by a foreign transaction {cause.foreign_hash}; check who else holds the "
+            "key, then restart the daemon"
         )

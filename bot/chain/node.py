@@ -12,7 +12,11 @@ aptos-sdk's `RestClient` is not used: it builds its own HTTP/2 client, treats a 
   by hash); 507 is `MempoolFull` and 429 `NodeRateLimited` (not applied: resend the same
   bytes); a 400 is `SequenceTooOld` (`sequence_number_too_old`, or `vm_error` with
   `vm_error_code` 3) or `TransactionRejected`.
-* `transaction_by_hash` returns None for 404: "not found", which is not "pending".
+* `transaction_by_hash` returns None for 404: "not found", which is neither "pending" nor
+  "lost" (a node may 404 a committed transaction: pruned, load-balanced, lagging).
+* `account_state` and `account_transaction` give what settles a transaction `by_hash`
+  does not show: the account's sequence number with the ledger state it was read at, and
+  the committed transaction that used a given sequence number.
 * Every answer's `X-Aptos-Chain-Id` is checked against the expected chain id and its
   `X-Aptos-Ledger-TimestampUsec` remembered: the signer judges expiration by the node's
   ledger time, never the local clock.
@@ -44,23 +48,42 @@ from bot.chain.errors import (
 )
 from bot.chain.records import (
     AccountInfo,
+    AccountState,
     LedgerInfo,
     LedgerStamp,
     NodeStats,
     SimulationResult,
     TxLookup,
     TxStatus,
+    parse_account_transaction,
     parse_uint,
 )
 from bot.chain.wire import HEADER_CHAIN_ID, backoff_delay, error_from_response, ledger_header
 from bot.config import ChainSettings
 from bot.money import loads_exact
 
-__all__ = ["BCS_SIGNED_TRANSACTION", "LedgerStamp", "NodeClient", "NodeStats", "TxLookup"]
+__all__ = [
+    "BCS_SIGNED_TRANSACTION",
+    "AccountState",
+    "LedgerStamp",
+    "NodeClient",
+    "NodeStats",
+    "TxLookup",
+]
 
 BCS_SIGNED_TRANSACTION: Final = "application/x.aptos.signed_transaction+bcs"
 _NOT_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 _LOST: Final = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+_HEADER_LEDGER_VERSION: Final = "x-aptos-ledger-version"
+
+_LedgerPoint = tuple[int | None, int | None]
+"""An answer's (`X-Aptos-Ledger-Version`, `X-Aptos-Ledger-TimestampUsec`), each None if absent."""
+
+
+def _ledger_point(response: httpx.Response) -> _LedgerPoint:
+    value = response.headers.get(_HEADER_LEDGER_VERSION)
+    version = int(value) if value is not None and value.strip().isdigit() else None
+    return version, ledger_header(response)
 
 
 class NodeClient:
@@ -186,10 +209,13 @@ class NodeClient:
         params: Mapping[str, str] | None = None,
         content: bytes | None = None,
         json_body: Any = None,
-        none_on_404: bool = False,
-        ledger_out: list[int | None] | None = None,
+        none_on: tuple[int, ...] = (),
+        ledger_out: list[_LedgerPoint] | None = None,
     ) -> Any:
-        """A side-effect-free request with retries; returns the parsed JSON (None on 404)."""
+        """A side-effect-free request with retries; returns the parsed JSON.
+
+        None when the node answers a status in `none_on` (e.g. 404: not found).
+        """
         last: Exception | None = None
         for attempt in range(1, self._max_attempts + 1):
             retry_after: float | None = None
@@ -203,9 +229,9 @@ class NodeClient:
                 last = NodeUnavailable(str(exc), endpoint=route)
             else:
                 if ledger_out is not None:
-                    ledger_out.append(ledger_header(response))
+                    ledger_out.append(_ledger_point(response))
                 status = response.status_code
-                if status == 404 and none_on_404:
+                if status in none_on:
                     return None
                 if status < 300:
                     try:
@@ -221,7 +247,8 @@ class NodeClient:
                     raise error
             if attempt < self._max_attempts:
                 await self._sleep(backoff_delay(attempt, retry_after, self._backoff_cap))
-        assert last is not None
+        if last is None:  # the loop runs at least once: a failed attempt always sets it
+            raise NodeUnavailable("no attempt was made", endpoint=route)
         raise last
 
     # --- endpoints --------------------------------------------------------------------
@@ -257,9 +284,18 @@ class NodeClient:
         Raises:
             AccountNotFound: the account was never created (funded).
         """
+        return (await self.account_state(address)).info
+
+    async def account_state(self, address: Address) -> AccountState:
+        """`GET /v1/accounts/{a}` with the ledger version and time of that very answer.
+
+        Raises:
+            AccountNotFound: the account was never created (funded).
+        """
         route = "GET /v1/accounts/{a}"
+        seen: list[_LedgerPoint] = []
         try:
-            body = await self._read("GET", f"/accounts/{address}", route)
+            body = await self._read("GET", f"/accounts/{address}", route, ledger_out=seen)
         except NodeError as exc:
             if exc.status != 404:
                 raise
@@ -269,7 +305,30 @@ class NodeClient:
                 error_code=exc.error_code,
                 endpoint=route,
             ) from None
-        return AccountInfo.from_json(body, endpoint=route)
+        version, timestamp_us = seen[-1] if seen else (None, None)
+        return AccountState(AccountInfo.from_json(body, endpoint=route), version, timestamp_us)
+
+    async def account_transaction(self, address: Address, sequence_number: int) -> TxStatus | None:
+        """The committed transaction of `address` that used `sequence_number`.
+
+        `GET /v1/accounts/{a}/transactions?start={n}&limit=1`: the node lists the account's
+        committed user transactions from sequence number n on. None when this node does
+        not show it: not committed (yet, as far as it knows), pruned (410), or the account
+        unknown to it (404) — "not shown" proves nothing.
+        """
+        route = "GET /v1/accounts/{a}/transactions"
+        body = await self._read(
+            "GET",
+            f"/accounts/{address}/transactions",
+            route,
+            params={"start": str(sequence_number), "limit": "1"},
+            none_on=(404, 410),
+        )
+        if body is None:
+            return None
+        return parse_account_transaction(
+            body, sender=address, sequence_number=sequence_number, endpoint=route
+        )
 
     async def module_abi(self, address: Address, name: str) -> ModuleAbi:
         """`GET /v1/accounts/{a}/module/{name}`'s ABI, cached per module id."""
@@ -299,6 +358,17 @@ class NodeClient:
             "GET", f"/accounts/{address}/balance/{quote(asset, safe=':')}", route
         )
         return parse_uint(body, "balance", endpoint=route)
+
+    async def view(self, function: str, type_arguments: list[str], arguments: list[Any]) -> Any:
+        """`POST /v1/view`: a `#[view]` function's return values (a JSON list).
+
+        A Move abort (a stale Pyth price, say) is the node's 400, raised as `NodeError`.
+        """
+        body = {"function": function, "type_arguments": type_arguments, "arguments": arguments}
+        answer = await self._read("POST", "/view", "POST /v1/view", json_body=body)
+        if not isinstance(answer, list):
+            raise MalformedNodeResponse("a view answer is not a list", endpoint="POST /v1/view")
+        return answer
 
     async def estimate_gas_price(self) -> int:
         """`GET /v1/estimate_gas_price`'s `gas_estimate`, cached for a short while."""
@@ -370,14 +440,14 @@ class NodeClient:
         unexecuted; the time is None when the node sends no such header.
         """
         route = "GET /v1/transactions/by_hash/{h}"
-        seen: list[int | None] = []
+        seen: list[_LedgerPoint] = []
         body = await self._read(
-            "GET", f"/transactions/by_hash/{tx_hash}", route, none_on_404=True, ledger_out=seen
+            "GET", f"/transactions/by_hash/{tx_hash}", route, none_on=(404,), ledger_out=seen
         )
-        ledger = seen[-1] if seen else None
+        version, ledger = seen[-1] if seen else (None, None)
         if body is None:
-            return TxLookup(None, ledger)
-        return TxLookup(TxStatus.from_json(body, tx_hash=tx_hash, endpoint=route), ledger)
+            return TxLookup(None, ledger, version)
+        return TxLookup(TxStatus.from_json(body, tx_hash=tx_hash, endpoint=route), ledger, version)
 
 
 class _LostError(Exception):

@@ -3,8 +3,10 @@
 `TxRecorder` is what the journal implements (issue #7): `before_submit` is awaited with the
 transaction's hash *before* its bytes are sent, so a crash between sending and hearing back
 leaves a hash to resolve, never a transaction nobody knows about; `on_outcome` is awaited
-once the hash's fate is known (committed, failed, expired or rejected).
-`InMemoryRecorder` is the stand-in for tests and the dry-run path.
+once the hash's fate is known (committed, failed, expired, superseded or rejected).
+A recorder may also answer `knows(hash)` (`TxDirectory`): whether a transaction is one the
+bot signed — a sequence number used by one it does not know means another signer uses the
+wallet. `InMemoryRecorder` is the stand-in for tests and the dry-run path.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 from bot.aptos.address import Address
 from bot.chain.records import BalanceChange
 
-__all__ = ["InMemoryRecorder", "OutcomeStatus", "TxOutcome", "TxRecorder"]
+__all__ = ["InMemoryRecorder", "OutcomeStatus", "TxDirectory", "TxOutcome", "TxRecorder"]
 
 
 class OutcomeStatus(StrEnum):
@@ -29,7 +31,9 @@ class OutcomeStatus(StrEnum):
     FAILED = "failed"
     """On chain with `success: false` (aborted; gas spent)."""
     EXPIRED = "expired"
-    """Not found after its expiration by ledger time: definitively not executed."""
+    """Its sequence number unused at a ledger time past its expiration: never executed."""
+    SUPERSEDED = "superseded"
+    """Never executed: another transaction (`consumed_by`) used its sequence number."""
     REJECTED = "rejected"
     """Refused by the node at submission (or never sent): not executed."""
 
@@ -39,8 +43,11 @@ class TxOutcome:
     """What happened to a signed transaction.
 
     Attributes:
-        previous: earlier attempts of the same call (expired or rejected) that this
-            transaction replaced, oldest first; `resigned` says whether there were any.
+        previous: earlier attempts of the same call (expired, superseded or rejected)
+            that this transaction replaced, oldest first; `resigned` says whether there
+            were any.
+        consumed_by: for a superseded transaction, the hash of the one that used its
+            sequence number.
     """
 
     status: OutcomeStatus
@@ -57,6 +64,7 @@ class TxOutcome:
     expiration_secs: int = 0
     detail: str = ""
     previous: tuple[TxOutcome, ...] = field(default=())
+    consumed_by: str | None = None
 
     @property
     def success(self) -> bool:
@@ -65,7 +73,7 @@ class TxOutcome:
 
     @property
     def resigned(self) -> bool:
-        """True when an earlier attempt expired or was rejected and this one replaced it."""
+        """True when an earlier attempt did not execute and this one replaced it."""
         return bool(self.previous)
 
     @property
@@ -91,6 +99,7 @@ class TxOutcome:
             "expiration_secs": self.expiration_secs,
             "detail": self.detail,
             "previous": [p.tx_hash for p in self.previous],
+            "consumed_by": self.consumed_by,
         }
 
 
@@ -110,6 +119,15 @@ class TxRecorder(Protocol):
 
     async def on_outcome(self, tx_hash: str, outcome: TxOutcome) -> None:
         """Record the transaction's fate."""
+        ...
+
+
+@runtime_checkable
+class TxDirectory(Protocol):
+    """Says whether a transaction is one the bot signed (the journal holds it)."""
+
+    async def knows(self, tx_hash: str) -> bool:
+        """True when `tx_hash` was recorded by `before_submit` (by this or an earlier run)."""
         ...
 
 
@@ -142,3 +160,7 @@ class InMemoryRecorder:
         """Remember the outcome."""
         self.events.append(("outcome", tx_hash, str(outcome.status)))
         self.outcomes[tx_hash] = outcome
+
+    async def knows(self, tx_hash: str) -> bool:
+        """True for a hash recorded by `before_submit`."""
+        return tx_hash.lower() in self.submitted

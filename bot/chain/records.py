@@ -26,6 +26,7 @@ from bot.chain.errors import MalformedNodeResponse
 
 __all__ = [
     "AccountInfo",
+    "AccountState",
     "BalanceChange",
     "LedgerInfo",
     "LedgerStamp",
@@ -33,6 +34,7 @@ __all__ = [
     "SimulationResult",
     "TxLookup",
     "TxStatus",
+    "parse_account_transaction",
     "parse_balance_changes",
     "parse_uint",
     "utc_from_micros",
@@ -41,6 +43,7 @@ __all__ = [
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _UINT_RE: Final = re.compile(r"[0-9]{1,78}")
 _INT_RE: Final = re.compile(r"-?[0-9]{1,78}")
+_HASH_RE: Final = re.compile(r"0x[0-9a-fA-F]{64}")
 
 
 def utc_from_micros(micros: int) -> datetime:
@@ -140,6 +143,20 @@ class AccountInfo:
 
 
 @dataclass(frozen=True)
+class AccountState:
+    """An account read with the ledger state it was read at (the answer's headers).
+
+    A node behind a load balancer, or lagging, may answer from an older ledger version
+    than an earlier answer: `ledger_timestamp_us` says how old this read is (None when the
+    node sent no `X-Aptos-Ledger-TimestampUsec`).
+    """
+
+    info: AccountInfo
+    ledger_version: int | None
+    ledger_timestamp_us: int | None
+
+
+@dataclass(frozen=True)
 class BalanceChange:
     """One account's balance of one asset moved by `delta` base units (negative: fell)."""
 
@@ -228,6 +245,8 @@ class TxStatus:
     events: tuple[dict[str, Any], ...] = ()
     balance_changes: tuple[BalanceChange, ...] | None = None
     timestamp: datetime | None = None
+    sender: Address | None = None
+    sequence_number: int | None = None
 
     @property
     def committed(self) -> bool:
@@ -239,8 +258,9 @@ class TxStatus:
         """Parse a pending or committed (`user_transaction`) transaction."""
         data = _object(body, endpoint)
         kind = data.get("type")
+        sender, sequence = _sender_and_sequence(data, endpoint)
         if kind == "pending_transaction":
-            return cls(tx_hash=tx_hash, pending=True)
+            return cls(tx_hash=tx_hash, pending=True, sender=sender, sequence_number=sequence)
         if kind != "user_transaction":
             raise MalformedNodeResponse(
                 f"unexpected transaction type {kind!r:.40}", endpoint=endpoint
@@ -266,7 +286,68 @@ class TxStatus:
                 if stamp is not None
                 else None
             ),
+            sender=sender,
+            sequence_number=sequence,
         )
+
+
+def _sender_and_sequence(
+    data: Mapping[str, Any], endpoint: str
+) -> tuple[Address | None, int | None]:
+    """A transaction's `sender` and `sequence_number`, when the answer carries them."""
+    sender: Address | None = None
+    raw_sender = data.get("sender")
+    if raw_sender is not None:
+        try:
+            sender = Address.parse(str(raw_sender))
+        except AddressError:
+            raise MalformedNodeResponse(
+                f"sender is not an address: {raw_sender!r:.40}", endpoint=endpoint
+            ) from None
+    raw_sequence = data.get("sequence_number")
+    sequence = (
+        parse_uint(raw_sequence, "sequence_number", endpoint=endpoint)
+        if raw_sequence is not None
+        else None
+    )
+    return sender, sequence
+
+
+def parse_account_transaction(
+    body: object, *, sender: Address, sequence_number: int, endpoint: str
+) -> TxStatus | None:
+    """The committed transaction of `sender` numbered `sequence_number` in an account listing.
+
+    `body` is `GET /v1/accounts/{a}/transactions?start=n&limit=…`'s answer: the account's
+    committed user transactions from sequence number n on, oldest first. None when the
+    listing does not start with number n (empty: not committed as far as this node knows;
+    a later number: n is pruned from this node). An entry of another sender, or one whose
+    hash is not 0x + 64 hex digits, is a malformed answer.
+    """
+    if not isinstance(body, list):
+        raise MalformedNodeResponse(
+            f"expected a JSON list of transactions, got {type(body).__name__}", endpoint=endpoint
+        )
+    if not body:
+        return None
+    first = _object(body[0], endpoint)
+    tx_hash = first.get("hash")
+    if not isinstance(tx_hash, str) or not _HASH_RE.fullmatch(tx_hash):
+        raise MalformedNodeResponse(
+            f"hash is not 0x + 64 hex digits: {tx_hash!r:.40}", endpoint=endpoint
+        )
+    status = TxStatus.from_json(first, tx_hash=tx_hash.lower(), endpoint=endpoint)
+    if status.pending:
+        raise MalformedNodeResponse(
+            "an account listing holds a pending transaction", endpoint=endpoint
+        )
+    if status.sender != sender:
+        raise MalformedNodeResponse(
+            f"asked for {sender}'s transactions, got one of {status.sender}", endpoint=endpoint
+        )
+    if status.sequence_number is None:
+        raise MalformedNodeResponse("the transaction has no sequence_number", endpoint=endpoint)
+    return status if status.sequence_number == sequence_number else None
 
 
 @dataclass(frozen=True)
@@ -275,6 +356,7 @@ class TxLookup:
 
     status: TxStatus | None
     ledger_timestamp_us: int | None
+    ledger_version: int | None = None
 
 
 @dataclass(frozen=True)

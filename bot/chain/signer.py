@@ -10,9 +10,12 @@
    margin (capped by the policy) and its hash handed to the recorder *before* sending;
 5. submit: 507/429/connection refused → back off and resend the same bytes; a lost answer →
    wait by hash, never resubmit; sequence number too old → resync and re-sign;
-6. poll `by_hash` until committed, or until the node's ledger time passes the expiration
-   with the transaction not found: then it is definitively not executed, its number and
-   every later one in flight are lost, and the call is re-signed once (simulation and
+6. poll `by_hash` until committed; a 404 is not "lost": the account's sequence number
+   settles it (`bot.chain.fate`). Used by ours → committed; used by another of the bot's
+   transactions → re-signed (bounded, as for "too old"); used by a transaction the journal
+   does not know → `ForeignSigner`, and the signer pauses (`WalletPaused` from then on);
+   unused as of a ledger time past the expiration → definitively not executed, its number
+   and every later one in flight are lost, and the call is re-signed once (simulation and
    policy re-run) with a fresh number read from the chain after the wait.
 
 `dry_run(tx_data)` decodes and simulates, and signs nothing.
@@ -44,18 +47,22 @@ from bot.chain.dryrun import DryRunReport, build_report
 from bot.chain.errors import (
     ChainError,
     ChainIdMismatch,
+    ForeignSigner,
     InvalidTxData,
     KeyMismatch,
     NodeError,
     PolicyRefused,
     SequenceTooOld,
     SimulationFailed,
+    SubmitOutcomeUnknown,
     TransactionExpired,
     TransactionFailed,
+    WalletPaused,
 )
+from bot.chain.fate import foreign_use
 from bot.chain.keys import account_address, authentication_key
 from bot.chain.node import NodeClient
-from bot.chain.outcome import OutcomeStatus, TxOutcome, TxRecorder
+from bot.chain.outcome import OutcomeStatus, TxDirectory, TxOutcome, TxRecorder
 from bot.chain.policy import Intent, SignerPolicy, function_of
 from bot.chain.records import SimulationResult
 from bot.chain.sequence import SequenceAllocator
@@ -131,6 +138,10 @@ class Signer:
         self.sleep = sleep
         self.monotonic = monotonic
         self._chain_checked = False
+        self.foreign_signer: ForeignSigner | None = None
+        """Set when another signer was seen using this wallet: nothing more is signed."""
+        self.pause_listeners: list[Callable[[ForeignSigner], None]] = []
+        """Called once, when the signer pauses (the daemon alerts and stops trading)."""
         self.log = get_logger("chain", sender=str(self.sender))
 
     def __repr__(self) -> str:
@@ -241,7 +252,10 @@ class Signer:
                 if not (stale or expired) or attempt == 2:
                     return result, price
             if stale:
+                known = self.allocator.chain_estimate()
                 sequence = await self._read_sequence()
+                if known is not None and sequence > known:
+                    await self.check_foreign(range(known, sequence))
                 await self.allocator.observe_chain(sequence)
             if expired:
                 ledger_us = (await self.node.ledger_info()).ledger_timestamp_us
@@ -262,9 +276,13 @@ class Signer:
             expired or rejected attempt).
 
         Raises:
-            Refused subclasses (nothing signed), TransactionFailed (committed, aborted),
-            TransactionExpired (expired twice), SubmitOutcomeUnknown, NodeError…
+            Refused subclasses (nothing signed; `WalletPaused` once a foreign signer was
+            seen), TransactionFailed (committed, aborted), TransactionExpired (expired
+            twice), ForeignSigner (another signer used our number: nothing re-signed),
+            SubmitOutcomeUnknown, NodeError…
         """
+        if self.foreign_signer is not None:
+            raise WalletPaused(self.foreign_signer)
         call = await self.prepare(tx_data, intent)
         previous: list[TxOutcome] = []
         expired = sequence_retries = 0
@@ -276,6 +294,7 @@ class Signer:
                 raise TransactionFailed(
                     outcome.tx_hash, outcome.vm_status, outcome.gas_used, outcome=outcome
                 )
+            await self._judge_lost_number(outcome, previous)
             previous.append(outcome)
             if outcome.status is OutcomeStatus.EXPIRED:
                 expired += 1
@@ -284,11 +303,83 @@ class Signer:
                         outcome.tx_hash, outcome.expiration_secs, outcome=outcome
                     )
                 self.log.warning("chain.resign_after_expiry", tx_hash=outcome.tx_hash)
-            else:  # rejected: sequence number too old
+            else:  # rejected (sequence number too old) or superseded by one of ours
                 sequence_retries += 1
                 if sequence_retries > self.settings.max_sequence_retries:
                     raise SequenceTooOld(400, outcome.detail, error_code="sequence_number_too_old")
                 self.log.warning("chain.resign_after_stale_sequence", tx_hash=outcome.tx_hash)
+
+    # --- sequence numbers used by others ----------------------------------------------
+
+    async def knows(self, tx_hash: str) -> bool:
+        """True when the recorder (the journal) holds `tx_hash`: a transaction the bot signed.
+
+        A recorder that cannot say (no `knows`) knows nothing: every other transaction
+        using this wallet's numbers then counts as foreign.
+        """
+        recorder = self.recorder
+        return isinstance(recorder, TxDirectory) and await recorder.knows(tx_hash)
+
+    def pause(self, cause: ForeignSigner) -> None:
+        """Sign nothing more for this wallet (`execute` raises `WalletPaused`); once only."""
+        if self.foreign_signer is not None:
+            return
+        self.foreign_signer = cause
+        self.log.error(
+            "chain.foreign_signer",
+            sequence_number=cause.sequence_number,
+            foreign_hash=cause.foreign_hash,
+            tx_hash=cause.tx_hash,
+        )
+        for listener in self.pause_listeners:
+            try:
+                listener(cause)
+            except Exception as exc:  # a listener (alerts, status) never stops the pause
+                self.log.error("chain.pause_listener_failed", error=type(exc).__name__)
+
+    async def check_foreign(
+        self, numbers: range, *, tx_hash: str = "", outcome: Any = None
+    ) -> None:
+        """Raise `ForeignSigner` (and pause) if one of `numbers` was used by a stranger.
+
+        Best effort: a node that cannot be read, or does not show the transactions,
+        proves nothing and raises nothing.
+        """
+        try:
+            found = await foreign_use(self.node, self.knows, self.sender, numbers)
+        except ChainError as exc:
+            self.log.info("chain.foreign_check_skipped", error=str(exc))
+            return
+        if found is not None:
+            cause = ForeignSigner(
+                str(self.sender), found[0], found[1], tx_hash=tx_hash, outcome=outcome
+            )
+            self.pause(cause)
+            raise cause
+
+    async def _judge_lost_number(self, outcome: TxOutcome, previous: list[TxOutcome]) -> None:
+        """Before re-signing, find who used the number of a rejected or superseded attempt.
+
+        Superseded by a transaction the journal does not know → `ForeignSigner` (paused);
+        by an earlier attempt of this very call (cannot happen: those never execute) →
+        outcome unknown, never re-signed. Rejected as too old → the same foreign check on
+        the transaction that used the number.
+        """
+        number = outcome.sequence_number
+        if outcome.status is OutcomeStatus.SUPERSEDED and outcome.consumed_by is not None:
+            consumer = outcome.consumed_by
+            if consumer in {p.tx_hash for p in previous}:
+                raise SubmitOutcomeUnknown(consumer, "an earlier attempt of this call committed")
+            if not await self.knows(consumer):
+                cause = ForeignSigner(
+                    str(self.sender), number, consumer, tx_hash=outcome.tx_hash, outcome=outcome
+                )
+                self.pause(cause)
+                raise cause
+        elif outcome.status is OutcomeStatus.REJECTED:
+            await self.check_foreign(
+                range(number, number + 1), tx_hash=outcome.tx_hash, outcome=outcome
+            )
 
     async def _attempt(
         self, call: PreparedCall, intent: Intent, previous: tuple[TxOutcome, ...]

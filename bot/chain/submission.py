@@ -1,14 +1,19 @@
-"""Sending one signed transaction and waiting for its fate, by hash and ledger time.
+"""Sending one signed transaction and waiting for its fate, by hash, account and ledger time.
 
 * 507 (mempool full), 429 and "connection refused" mean the bytes were not applied: back
   off and send the *same* bytes again (same hash), a bounded number of times; if that
   never works the transaction is definitively not in the mempool (rejected).
 * A lost answer (timeout, dropped connection, 5xx) means "outcome unknown": the same hash
   is polled; nothing is resubmitted.
-* Waiting ends when `by_hash` shows the transaction committed, or when it is not committed
-  in an answer given at a ledger time at or past its expiration (the node's
-  `X-Aptos-Ledger-TimestampUsec` on that very answer, else a `GET /v1` read just before):
-  from then on no block can execute it.
+* Waiting ends when `by_hash` shows the transaction committed. A 404 is not "lost": a
+  node may 404 a committed transaction. Once an answer's ledger time (the node's
+  `X-Aptos-Ledger-TimestampUsec` on that very answer, else a `GET /v1` read just before)
+  is at or past the expiration — and every few 404s before that — the account's sequence
+  number settles it (`bot.chain.fate`): used by ours → committed/failed; used by another
+  transaction → superseded (never executes); unused as of a ledger time at or past the
+  expiration → expired (never executes). An account read older than the expiration, or
+  a used number whose transaction the node does not show, settles nothing: read again,
+  until `wait_timeout_seconds` without a conclusive read make the outcome unknown.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from bot.chain.errors import (
     SequenceTooOld,
     SubmitOutcomeUnknown,
 )
+from bot.chain.fate import SequenceCheck, SequenceFate, check_sequence
 from bot.chain.outcome import OutcomeStatus, TxOutcome
 from bot.chain.records import TxStatus
 from bot.chain.wire import backoff_delay
@@ -37,6 +43,8 @@ if TYPE_CHECKING:
 __all__ = ["Submission", "submit_and_wait"]
 
 _RESEND_CAP_SECONDS = 10.0
+_CHECK_EVERY_MISSES = 3
+"""Before the expiration, the account is read after every this many 404s in a row."""
 
 
 @dataclass(frozen=True)
@@ -56,13 +64,16 @@ async def submit_and_wait(signer: Signer, sub: Submission) -> TxOutcome:
     """Submit `sub` and wait for its fate; the recorder hears of it, the allocator too.
 
     Returns:
-        A committed or failed outcome, an expired one (definitively not executed), or a
-        rejected one when the node said the sequence number is too old.
+        A committed or failed outcome; an expired one (its number unused past the
+        expiration: definitively not executed); a superseded one (another transaction,
+        `consumed_by`, used its number: never executes); or a rejected one when the node
+        said the sequence number is too old.
 
     Raises:
         NodeError / NotSent: the node refused the bytes for another reason, or never took
             them (recorded as rejected first).
-        SubmitOutcomeUnknown: the node stayed unreachable while waiting; resolve by hash.
+        SubmitOutcomeUnknown: the node stayed unreachable (or its reads inconclusive)
+            while waiting; resolve by hash.
     """
     try:
         await _send(signer, sub)
@@ -75,14 +86,18 @@ async def submit_and_wait(signer: Signer, sub: Submission) -> TxOutcome:
         await signer.allocator.mark_lost(sub.sequence_number)
         raise
     try:
-        status = await _wait(signer, sub)
+        fate = await _wait(signer, sub)
     except BaseException:
         # Unknown fate: stall the allocator, so nothing is numbered until the chain is re-read.
         await signer.allocator.mark_lost(sub.sequence_number)
         raise
-    if status is None:
-        return await _settle(signer, sub, OutcomeStatus.EXPIRED)
-    return await _settle(signer, sub, OutcomeStatus.COMMITTED, status=status)
+    if isinstance(fate, TxStatus):
+        return await _settle(signer, sub, OutcomeStatus.COMMITTED, status=fate)
+    if fate.fate is SequenceFate.CONSUMED:
+        return await _settle(
+            signer, sub, OutcomeStatus.SUPERSEDED, detail=fate.detail, consumed_by=fate.consumer
+        )
+    return await _settle(signer, sub, OutcomeStatus.EXPIRED, detail=fate.detail)
 
 
 async def _send(signer: Signer, sub: Submission) -> None:
@@ -113,23 +128,22 @@ async def _send(signer: Signer, sub: Submission) -> None:
         return
 
 
-async def _wait(signer: Signer, sub: Submission) -> TxStatus | None:
+async def _wait(signer: Signer, sub: Submission) -> TxStatus | SequenceCheck:
+    """Poll until committed (its status) or settled by the sequence number (the check)."""
     node, settings = signer.node, signer.settings
     deadline_us = sub.expiration_secs * 1_000_000
     await signer.sleep(settings.first_poll_delay_seconds)
     last_contact = signer.monotonic()
-    polls = 0
+    undecided_since: float | None = None
+    polls = misses = 0
     while True:
-        before_us: int | None = None
-        if polls and not node.headers_seen:
-            try:
-                before_us = (await node.ledger_info()).ledger_timestamp_us
-            except ChainIdMismatch:
-                raise
-            except ChainError:
-                before_us = None
+        if polls:
+            await signer.sleep(settings.poll_interval_seconds)
         polls += 1
+        before_us: int | None = None
         try:
+            if polls > 1 and not node.headers_seen:
+                before_us = (await node.ledger_info()).ledger_timestamp_us
             lookup = await node.lookup_transaction(sub.tx_hash)
         except ChainIdMismatch:
             raise
@@ -138,16 +152,57 @@ async def _wait(signer: Signer, sub: Submission) -> TxStatus | None:
                 raise SubmitOutcomeUnknown(
                     sub.tx_hash, f"node unreachable while waiting: {exc}"
                 ) from None
-        else:
-            last_contact = signer.monotonic()
-            status = lookup.status
-            if status is not None and status.committed:
-                return status
-            ledger_us = lookup.ledger_timestamp_us
-            ledger_us = ledger_us if ledger_us is not None else before_us
-            if ledger_us is not None and ledger_us >= deadline_us:
-                return None
-        await signer.sleep(settings.poll_interval_seconds)
+            continue
+        last_contact = signer.monotonic()
+        status = lookup.status
+        if status is not None and status.committed:
+            return status
+        misses = misses + 1 if status is None else 0
+        ledger_us = lookup.ledger_timestamp_us
+        ledger_us = ledger_us if ledger_us is not None else before_us
+        past = ledger_us is not None and ledger_us >= deadline_us
+        if not past and not (misses and misses % _CHECK_EVERY_MISSES == 0):
+            continue
+        check = await _check(signer, sub)
+        if check.fate is SequenceFate.OURS and check.status is not None:
+            signer.log.info("chain.found_by_sequence", tx_hash=sub.tx_hash)
+            return check.status
+        if check.fate in (SequenceFate.CONSUMED, SequenceFate.UNUSED):
+            return check
+        if past:
+            undecided_since = _inconclusive(signer, sub, check, undecided_since)
+
+
+async def _check(signer: Signer, sub: Submission) -> SequenceCheck:
+    """`check_sequence`; a read that fails settles nothing (an open check)."""
+    try:
+        return await check_sequence(
+            signer.node, sub.sender, sub.tx_hash, sub.sequence_number, sub.expiration_secs
+        )
+    except ChainIdMismatch:
+        raise
+    except ChainError as exc:
+        return SequenceCheck(SequenceFate.OPEN, detail=f"the account could not be read: {exc}")
+
+
+def _inconclusive(
+    signer: Signer, sub: Submission, check: SequenceCheck, since: float | None
+) -> float:
+    """Past the expiration, a read settled nothing: read again, for a bounded time."""
+    now = signer.monotonic()
+    if since is None:
+        since = now
+        signer.log.warning(
+            "chain.sequence_inconclusive",
+            tx_hash=sub.tx_hash,
+            detail=check.detail,
+            ledger_version=check.ledger_version,
+        )
+    if now - since > signer.settings.wait_timeout_seconds:
+        raise SubmitOutcomeUnknown(
+            sub.tx_hash, f"the node's reads stayed inconclusive past the expiration: {check.detail}"
+        )
+    return since
 
 
 async def _settle(
@@ -157,6 +212,7 @@ async def _settle(
     *,
     status: TxStatus | None = None,
     detail: str = "",
+    consumed_by: str | None = None,
 ) -> TxOutcome:
     if status is not None:
         kind = OutcomeStatus.COMMITTED if status.success else OutcomeStatus.FAILED
@@ -178,6 +234,7 @@ async def _settle(
         expiration_secs=sub.expiration_secs,
         detail=detail,
         previous=sub.previous,
+        consumed_by=consumed_by,
     )
     signer.log.info(
         "chain.outcome",

@@ -1,7 +1,9 @@
 """What every `bot` verb shares: the global options, loading config, one-line errors.
 
 Exit codes: 0 success, 1 a runtime failure (network, provider), 2 a usage or
-configuration error. Messages are one line each on stderr and never contain secrets.
+configuration error, and a journal that cannot be opened (missing for a reader, damaged,
+or written by a newer bot: `open_journal`). Messages are one line each on stderr and
+never contain secrets.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from typing import TYPE_CHECKING, NoReturn
 import typer
 
 from bot.config import ConfigError, Settings, load_settings
+from bot.engine.wallet_lock import WalletLock, WalletLockError, lock_dir
 from bot.logging import Redactor, configure_logging, register_secret, register_url_secrets
 from bot.secrets import SecretFileError
 
-if TYPE_CHECKING:  # the client (httpx, models) is imported only by verbs that use it
+if TYPE_CHECKING:  # the client and the journal are imported only by verbs that use them
     from bot.api import PanoraClient
+    from bot.journal import Journal
 
 __all__ = [
     "EXIT_FAILURE",
@@ -29,7 +33,9 @@ __all__ = [
     "fail",
     "load_or_exit",
     "make_client",
+    "open_journal",
     "state",
+    "take_wallet_lock",
 ]
 
 EXIT_FAILURE = 1
@@ -59,6 +65,22 @@ def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     for line in message.splitlines() or [message]:
         print(f"bot: error: {line}", file=sys.stderr)
     raise typer.Exit(code)
+
+
+def take_wallet_lock(settings: Settings, wallet: str) -> WalletLock:
+    """The wallet's lock, taken for this process (one trader per wallet, whatever journal).
+
+    Exits 2 with one line when another process trades the wallet or the lock cannot be
+    opened.
+    """
+    lock = WalletLock(lock_dir(settings.daemon.lock_dir), wallet)
+    try:
+        taken = lock.try_acquire()
+    except WalletLockError as exc:
+        fail(str(exc), EXIT_USAGE)
+    if not taken:
+        fail(f"another process trades {wallet} (lock {lock.path})", EXIT_USAGE)
+    return lock
 
 
 def config_path(cli: CliState, explicit: Path | None = None) -> Path | None:
@@ -94,6 +116,20 @@ def load_or_exit(ctx: typer.Context, explicit: Path | None = None) -> Settings:
             register_secret(secret.get_secret_value())
     register_url_secrets(settings.chain.node_url)  # providers put keys in the path
     return settings
+
+
+def open_journal(url: str, *, readonly: bool = False) -> Journal:
+    """The journal at `url` (the writer migrates it), or one line naming it and exit 2.
+
+    Every verb opens the journal here, so a damaged one, one from a newer bot or a missing
+    one reads the same everywhere (`JournalError`'s message names the journal).
+    """
+    from bot.journal import Journal, JournalError
+
+    try:
+        return Journal.open(url, migrate=not readonly, readonly=readonly)
+    except JournalError as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 def make_client(ctx: typer.Context, settings: Settings) -> PanoraClient:

@@ -1,14 +1,18 @@
 """The daemon behind `bot run`: start-up, jobs, heartbeat, systemd, SIGHUP, shutdown.
 
-Start-up: open the runtime, take the wallet lock, reconcile what a crash left in flight,
-start the strategies, schedule every job (the strategies' ticks, the order poll, the
-command queue, the recorder's side jobs, the watchdog's pulse), then tell systemd
-`READY=1`. Real time goes to APScheduler; a paper world on an accelerated or stepped clock
-is driven by our own `Driver` over the same triggers.
+Start-up: open the runtime, take the wallet lock, reconcile what a crash left in flight
+(a provider or node down meanwhile is waited for with back-off, the daemon `degraded`:
+`bot.ops.bad_weather`), start the strategies, schedule every job (the strategies' ticks,
+the order poll, the command queue, the recorder's side jobs, the watchdog's pulse), then
+tell systemd `READY=1`. Real time goes to the real-time scheduler; a paper world on an
+accelerated or stepped clock is driven by our own `Driver` over the same triggers.
 
 While running: a heartbeat every `[daemon].heartbeat_seconds` (log line, status file,
 `STATUS=`, the alert sources' checks), `WATCHDOG=1` while healthy (`bot.ops.watchdog`),
-SIGHUP re-reads the config and applies what can change live (`bot.ops.reload`).
+SIGHUP re-reads the config and applies what can change live (`bot.ops.reload`). A
+foreign signer on the wallet (`bot.chain.ForeignSigner`, from the signer or a reconcile)
+pauses trading until restart: nothing is sent or signed, an alert goes out, and the
+status says `foreign signer detected`.
 SIGTERM/SIGINT: `STOPPING=1`, finish what is in flight, stop the strategies, flush the
 alerts, write the status file as "stopped", let the wallet lock go, exit 0.
 """
@@ -28,8 +32,8 @@ import typer
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.chain import SignerPolicy
-from bot.chain.errors import ChainError
-from bot.cli.common import EXIT_USAGE, fail
+from bot.chain.errors import ChainError, ForeignSigner
+from bot.cli.common import EXIT_USAGE, fail, take_wallet_lock
 from bot.cli.record_cmd import daemon_record_jobs
 from bot.cli.run_cmd import (
     build_engine,
@@ -42,6 +46,8 @@ from bot.cli.run_cmd import (
 from bot.cli.runtime import Runtime, chain_settings
 from bot.clock import AcceleratedClock, Clock, RealClock, SteppedClock
 from bot.config import ConfigError, Settings, load_settings
+from bot.engine.actions import Action
+from bot.engine.brokers import ActionOutcome
 from bot.engine.engine import Engine, TickReport
 from bot.engine.events import OrderEvent
 from bot.engine.plugins import PluginError
@@ -49,10 +55,10 @@ from bot.engine.reconcile import Reconciler
 from bot.engine.risk import RiskChecker
 from bot.engine.scheduling import Driver, Job, start_realtime
 from bot.engine.strategy import Strategy
-from bot.engine.wallet_lock import WalletLock, lock_dir_for
 from bot.logging import get_logger
 from bot.ops.alert_sources import AlertSources
 from bot.ops.alerts import Alerter, build_alerter
+from bot.ops.bad_weather import early_reporter, first_line, until_reachable
 from bot.ops.heartbeat import (
     DaemonFacts,
     apt_balance,
@@ -66,9 +72,20 @@ from bot.ops.reload import ReloadGate, ReloadPlan, plan_reload
 from bot.ops.status_file import DaemonStatus, status_path, write_status
 from bot.ops.watchdog import HealthMonitor, pulse_seconds, send_watchdog
 
-__all__ = ["Daemon", "run_daemon"]
+__all__ = ["Daemon", "PausedBroker", "run_daemon"]
 
 PULSE_JOB = "watchdog-pulse"
+
+
+class PausedBroker:
+    """The engine's broker while trading is paused: every action is refused, nothing sent."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    async def carry_out(self, strategy: str, action: Action) -> ActionOutcome:
+        """Send nothing; the action is reported `paused` with the reason."""
+        return ActionOutcome("paused", detail=self.reason)
 
 
 class _JobSet(Protocol):
@@ -123,6 +140,12 @@ class Daemon:
         self._apt: Decimal | None = None
         self._reload_lock = asyncio.Lock()
         self._log = get_logger("daemon")
+        self.paused: str | None = None
+        """Why trading is paused (a foreign signer uses the wallet), or None."""
+        self.degraded: str | None = None
+        """Why start-up waits (a provider or node unreachable), or None."""
+        if runtime.signer is not None:
+            runtime.signer.pause_listeners.append(self.on_foreign_signer)
 
     # --- jobs --------------------------------------------------------------------------
 
@@ -179,6 +202,34 @@ class Daemon:
         jobs += daemon_record_jobs(settings, runtime, runtime.clock.now())
         return [*map(self._wrapped, jobs), self._pulse_job(runtime.clock.now())]
 
+    # --- a foreign signer ----------------------------------------------------------------
+
+    def on_foreign_signer(self, cause: ForeignSigner) -> None:
+        """Another signer uses the wallet: send nothing more, alert, say so in the status.
+
+        The engine's broker is replaced by one that sends nothing (ticks and reactions go
+        on, their actions are reported `paused`); the signer signs nothing. Until restart.
+        """
+        if self.paused is not None:
+            return
+        self.paused = (
+            f"foreign signer detected: sequence number {cause.sequence_number} of the wallet "
+            f"was used by {cause.foreign_hash}, not by this bot; trading paused"
+        )
+        self.engine.broker = PausedBroker(self.paused)
+        if self.runtime.signer is not None:
+            self.runtime.signer.pause(cause)
+        self._log.error("daemon.paused", reason=self.paused)
+        self.sources.on_foreign_signer(cause)
+        self.publish()
+
+    def on_down(self, reason: str, delay: float) -> None:
+        """Start-up waits for a service: say so once on the console, always in the status."""
+        if self.degraded is None:
+            typer.echo(first_line(reason), err=True)
+        self.degraded = f"degraded: {reason}; retrying in {delay:.0f} s"
+        self.publish()
+
     # --- heartbeat ---------------------------------------------------------------------
 
     def snapshot(self, state: str | None = None) -> DaemonStatus:
@@ -193,7 +244,7 @@ class Daemon:
             last_poll_at=engine.last_poll_at,
             last_poll_ok_at=engine.last_poll_ok_at,
             apt=self._apt,
-            problem=self.monitor.problem(),
+            problem=self.monitor.problem() or self.paused or self.degraded,
             heartbeat_seconds=self.settings.daemon.heartbeat_seconds,
         )
 
@@ -254,7 +305,11 @@ class Daemon:
             return
         if self.force_paper:
             new = new.model_copy(update={"mode": "paper"})
-        plan = plan_reload(self.settings, new)
+        try:
+            plan = plan_reload(self.settings, new)
+        except ValueError as exc:  # ReloadRefused: e.g. a file emptied or cut short
+            self._refuse(str(exc))
+            return
         if plan.restart_needed:
             self._log.warning(
                 "reload.restart_needed",
@@ -419,15 +474,26 @@ async def run_daemon(
     loop.add_signal_handler(signal.SIGHUP, hangups.put_nowait, None)
     notifier = Notifier.from_environ()
     notifier.status("starting: opening the journal and the clients")
-    runtime = await Runtime.open(settings)
+    runtime = await until_reachable(
+        "opening the provider and the node",
+        lambda: Runtime.open(settings),
+        stop=stop,
+        on_down=early_reporter(
+            None if dry_run else status_path(settings.journal.url, settings.daemon.status_file),
+            mode=settings.mode,
+            notifier=notifier,
+            echo=lambda line: typer.echo(line, err=True),
+        ),
+    )
+    if runtime is None:  # stopped while waiting
+        typer.echo("bot stopped")
+        return
     lock = None
     async with runtime:
         engine = build_engine(runtime, settings, dry_run=dry_run)
         assert runtime.wallet is not None
         if not dry_run:
-            lock = WalletLock(lock_dir_for(settings.journal.url), runtime.wallet)
-            if not lock.try_acquire():
-                fail(f"another process trades {runtime.wallet} (lock {lock.path})", EXIT_USAGE)
+            lock = take_wallet_lock(settings, runtime.wallet)
         try:
             daemon = Daemon(
                 settings,
@@ -451,9 +517,19 @@ async def run_daemon(
                     wallet=runtime.wallet,
                     tokens=runtime.tokens,
                     node=runtime.node,
+                    on_foreign_signer=daemon.on_foreign_signer,
                 )
-                await _drain(reconciler, runtime.clock, settings, notifier)
-                await reconciler.run()
+
+                async def settle(reconciler: Reconciler = reconciler) -> bool:
+                    await _drain(reconciler, runtime.clock, settings, notifier)
+                    await reconciler.run()
+                    return True
+
+                if not await until_reachable(
+                    "reconciling the journal", settle, stop=stop, on_down=daemon.on_down
+                ):
+                    return  # stopped while waiting (the finally below says so)
+                daemon.degraded = None
             await daemon.serve(stop, hangups)
         finally:
             if runtime.world is not None and settings.paper.snapshot_file is not None:

@@ -61,7 +61,7 @@ async def _checks(settings: Settings) -> list[CheckResult]:
     """Every check after the config's own, against the services the mode means."""
     from bot.cli.runtime import chain_settings, connect
     from bot.clock import RealClock
-    from bot.ops.doctor import Doctor, check_strategies, public_url
+    from bot.ops.doctor import Doctor, check_reference, check_strategies, public_url
     from bot.secrets import SecretFileError
 
     strategies_check, strategies = check_strategies(settings)
@@ -90,7 +90,7 @@ async def _checks(settings: Settings) -> list[CheckResult]:
         clock=RealClock(),
     )
     try:
-        return [strategies_check, *await doctor.run(strategies)]
+        return [strategies_check, check_reference(settings), *await doctor.run(strategies)]
     finally:
         await connection.client.aclose()
         await connection.node.aclose()

@@ -10,8 +10,8 @@ from typing import Annotated
 import typer
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.cli.common import EXIT_USAGE, fail, load_or_exit
-from bot.journal import Journal, JournalError
+from bot.cli.common import EXIT_USAGE, fail, load_or_exit, open_journal
+from bot.journal import JournalError
 from bot.journal.export import EXPORT_TABLES
 from bot.journal.migrate import MigrationError, head_revision, upgrade
 
@@ -39,6 +39,8 @@ def migrate(ctx: typer.Context, url: UrlOption = None) -> None:
     target = url or settings.journal.url
     try:
         before, after = upgrade(target)
+    except JournalError as exc:  # damaged, or a newer bot's: one line naming it
+        fail(str(exc), EXIT_USAGE)
     except (SQLAlchemyError, MigrationError, OSError) as exc:
         fail(f"journal at {target}: migration failed: {exc}")
     typer.echo(f"journal at {target}: {before or 'empty'} → {after or head_revision()}")
@@ -65,8 +67,9 @@ def export(
     unknown = [t for t in table or () if t not in EXPORT_TABLES]
     if unknown:
         fail(f"unknown table {', '.join(unknown)}; known: {', '.join(EXPORT_TABLES)}", EXIT_USAGE)
+    journal = open_journal(target, readonly=True)  # or one line and exit 2
     try:
-        with Journal.open(target, readonly=True) as journal:
+        with journal:
             if out is None:
                 journal.export(format.value, sys.stdout, tables=table or None)
             else:

@@ -21,7 +21,7 @@ from bot.aptos.tokens import TokenBook
 from bot.cli.common import EXIT_USAGE, fail, load_or_exit
 from bot.config import Settings
 from bot.engine.commands import CLI_STRATEGY, cancel_action
-from bot.engine.wallet_lock import WalletLock, lock_dir_for
+from bot.engine.wallet_lock import WalletLock, WalletLockError, lock_dir
 from bot.journal import Journal, JournalError, OrderView
 from bot.money import format_decimal
 
@@ -46,8 +46,8 @@ def _symbol(key: str) -> str:
 def _open(settings: Settings) -> Journal:
     try:
         return Journal.open(settings.journal.url, readonly=True)
-    except JournalError as exc:
-        fail(f"journal at {settings.journal.url}: {exc}", EXIT_USAGE)
+    except JournalError as exc:  # the message names the journal (never its password)
+        fail(str(exc), EXIT_USAGE)
 
 
 def _progress(order: OrderView) -> str:
@@ -207,8 +207,8 @@ def cancel(
     with _open(settings) as journal:
         order = _find(journal, order_id, kind)
     wallet = settings.wallet.address or order.wallet
-    lock = WalletLock(lock_dir_for(settings.journal.url), wallet)
-    if lock.try_acquire():
+    lock = WalletLock(lock_dir(settings.daemon.lock_dir), wallet)
+    if _take(lock):
         try:
             message = asyncio.run(_cancel_here(settings, order))
         finally:
@@ -216,6 +216,14 @@ def cancel(
     else:
         message = asyncio.run(_cancel_through_daemon(settings, order))
     typer.echo(message)
+
+
+def _take(lock: WalletLock) -> bool:
+    """Take the wallet lock (False: the daemon holds it); exit 2 when it cannot be opened."""
+    try:
+        return lock.try_acquire()
+    except WalletLockError as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 async def _cancel_here(settings: Settings, order: OrderView) -> str:
@@ -282,8 +290,8 @@ async def _reconcile(settings: Settings, grace_minutes: int) -> list[str]:
     async with runtime:
         if runtime.wallet is None:
             fail("no wallet configured: set [wallet].address or a key", EXIT_USAGE)
-        lock = WalletLock(lock_dir_for(settings.journal.url), runtime.wallet)
-        if not lock.try_acquire():
+        lock = WalletLock(lock_dir(settings.daemon.lock_dir), runtime.wallet)
+        if not _take(lock):
             fail("the daemon holds this wallet and reconciles by itself", EXIT_USAGE)
         try:
             settled = await Reconciler(

@@ -20,7 +20,15 @@ from apscheduler.triggers.base import BaseTrigger
 from bot.api import ApiError
 from bot.aptos.tokens import TokenBook
 from bot.chain import ChainError
-from bot.cli.common import EXIT_FAILURE, EXIT_USAGE, config_path, fail, load_or_exit, state
+from bot.cli.common import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    config_path,
+    fail,
+    load_or_exit,
+    state,
+    take_wallet_lock,
+)
 from bot.cli.runtime import Runtime
 from bot.config import Schedule, Settings, StrategyEntry
 from bot.engine.brokers import Broker, DryRunBroker, LiveBroker, describe
@@ -183,6 +191,7 @@ def trading_jobs(
                 wallet=executor.wallet,
                 tokens=runtime.tokens,
                 node=runtime.node,
+                on_foreign_signer=runtime.signer.pause if runtime.signer is not None else None,
             )
 
             async def reconcile() -> None:
@@ -216,7 +225,14 @@ async def _once(settings: Settings, dry_run: bool) -> int:
     runtime = await Runtime.open(settings, with_signer=True)
     async with runtime:
         engine = build_engine(runtime, settings, dry_run=dry_run)
-        reports = await engine.tick_all()
+        lock = None  # a live tick trades: one trader per wallet, as `bot run`
+        if not dry_run and runtime.wallet is not None:
+            lock = take_wallet_lock(settings, runtime.wallet)
+        try:
+            reports = await engine.tick_all()
+        finally:
+            if lock is not None:
+                lock.release()
     for report in reports:
         print_report(report)
     return sum(1 for r in reports if not r.ok)

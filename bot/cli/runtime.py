@@ -17,13 +17,15 @@ from pydantic import SecretStr
 
 from bot.api import PanoraClient
 from bot.api.tokens import fetch_token_book
-from bot.aptos.tokens import TokenBook
+from bot.aptos.tokens import TokenBook, TokenLookupError
 from bot.chain import NodeClient, Signer, SignerPolicy, account_address, load_private_key
 from bot.chain.outcome import InMemoryRecorder
 from bot.chain.settings import SignerSettings
+from bot.cli.common import EXIT_USAGE, fail, open_journal
 from bot.clock import Clock, RealClock
 from bot.config import ChainSettings, Settings
 from bot.engine.executor import Executor
+from bot.engine.reference import build_reference
 from bot.engine.swap_bounds import SwapLimits
 from bot.journal import Journal
 from bot.paper.core.modules import order_function
@@ -113,7 +115,12 @@ class Runtime:
     async def open(
         cls, settings: Settings, *, readonly: bool = False, with_signer: bool = True
     ) -> Runtime:
-        """Open the runtime of `settings` (journal read-only when asked)."""
+        """Open the runtime of `settings` (journal read-only when asked).
+
+        The journal first: one that cannot be used ends the verb with one line, exit 2
+        (`open_journal`), before any client is made.
+        """
+        journal = open_journal(settings.journal.url, readonly=readonly)
         connection = connect(settings)
         client, node, clock, world = (
             connection.client,
@@ -122,7 +129,6 @@ class Runtime:
             connection.world,
         )
         chain = chain_settings(settings)
-        journal = Journal.open(settings.journal.url, migrate=not readonly, readonly=readonly)
         tokens = world.market.tokens.book if world else await fetch_token_book(client)
         signer = None
         wallet = settings.wallet.address
@@ -140,6 +146,10 @@ class Runtime:
                 )
         executor = None
         if wallet is not None and not readonly:
+            try:
+                reference = build_reference(settings.risk, tokens, client, node)
+            except TokenLookupError as exc:
+                fail(f"[risk].pyth_feeds: {exc}", EXIT_USAGE)
             executor = Executor(
                 journal=journal,
                 client=client,
@@ -147,6 +157,7 @@ class Runtime:
                 wallet=wallet,
                 tokens=tokens,
                 signer=signer,
+                reference=reference,
                 limits=SwapLimits(
                     settings.risk.max_reference_deviation_percent,
                     settings.risk.max_slippage_percent,

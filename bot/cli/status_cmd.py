@@ -1,8 +1,9 @@
 """`bot status [--json]`: is the daemon running, and how is it doing.
 
 Exit codes (the Docker HEALTHCHECK relies on them): 0 the daemon runs and looks healthy,
-1 not running, stale or unhealthy, 2 a configuration error. Reads local files only (the
-status file, the wallet lock, the journal): no network connection is opened.
+1 not running, stale or unhealthy, 2 a configuration error or a journal no bot can use
+(damaged, or written by a newer bot). Reads local files only (the status file, the wallet
+lock, the journal): no network connection is opened.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli.common import load_or_exit
+from bot.cli.common import EXIT_USAGE, fail, load_or_exit
 from bot.clock import RealClock
 
 
@@ -22,12 +23,14 @@ def status(
 ) -> None:
     """Whether the daemon runs, its strategies, open orders, spend and gas.
 
-    Exit 0 when it runs and looks healthy, 1 when not running or stale, 2 on a config error.
+    Exit 0 when it runs and looks healthy, 1 when not running or stale, 2 on a config error
+    or a journal no bot can use.
     """
     from bot.ops.status_view import read_view
     from bot.paper.core.registry import PaperTokens
 
     settings = load_or_exit(ctx)
+    _refuse_unusable_journal(settings.journal.url)
     # Cap symbols are resolved offline by the packaged token list (status opens no
     # connection); caps given by address need no list at all.
     tokens = PaperTokens.from_token_list().book
@@ -38,3 +41,19 @@ def status(
         for line in view.lines():
             typer.echo(line)
     raise typer.Exit(view.exit_code)
+
+
+def _refuse_unusable_journal(url: str) -> None:
+    """One line and exit 2 for a damaged journal or a newer bot's.
+
+    A missing journal, or one not migrated yet, is only a remark in the status (`bot run`
+    creates or migrates it).
+    """
+    from bot.journal import Journal, JournalError, JournalUnusable
+
+    try:
+        Journal.open(url, readonly=True).close()
+    except JournalUnusable as exc:
+        fail(str(exc), EXIT_USAGE)
+    except JournalError:
+        pass  # shown as the status's journal remark (`read_view`)

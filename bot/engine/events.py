@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # strategies import events: keep the journal (SQLAlchemy) out
 
 __all__ = [
     "FillsRecorded",
+    "ForeignOrder",
     "OrderCancelled",
     "OrderCreated",
     "OrderDisappeared",
@@ -83,6 +84,16 @@ class FillsRecorded(OrderEvent):
     """New fills (txDetails records) were recorded for the order."""
 
     count: int
+
+
+@dataclass(frozen=True)
+class ForeignOrder(OrderEvent):
+    """A listed order record that says it is another wallet's (`listed_for`): ignored.
+
+    Never recorded nor linked to an intent; reported once per order id.
+    """
+
+    listed_for: str
 
 
 @dataclass(frozen=True)

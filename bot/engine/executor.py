@@ -38,6 +38,7 @@ from bot.aptos.address import Address, FunctionId
 from bot.aptos.tokens import Token, TokenBook
 from bot.chain import (
     ChainError,
+    ForeignSigner,
     Intent,
     IntentKind,
     Refused,
@@ -59,10 +60,8 @@ from bot.engine.actions import (
     action_kind,
 )
 from bot.engine.recorder import JournalRecorder, signing_for
+from bot.engine.reference import FeedReference, PriceReference, ReferenceUnavailable
 from bot.engine.swap_bounds import (
-    FeedReference,
-    PriceReference,
-    ReferenceUnavailable,
     SwapBounds,
     SwapLimits,
     bounds_exact_in,
@@ -266,6 +265,7 @@ class Executor:
         order_id = result.order_id
         if order_id is None:
             raise _Settled("unknown", "createOrder answered without an order id")
+        self.journal.note_intent_order(intent_id, order_id)  # evidence, before anything else
         tx_hash = None
         tx_data = result.tx_data
         if tx_data is not None:
@@ -295,6 +295,7 @@ class Executor:
             observed_at=self.clock.now(),
             source="create",
         )
+        failpoints.hit("after_order")
         return order_id, tx_hash
 
     async def _cancel(
@@ -392,7 +393,9 @@ class Executor:
                 outcome = await self.signer.execute(tx_data.as_json(), intent)
         except Refused as exc:
             raise _Settled("failed", f"refused before signing: {exc}") from None
-        except (TransactionFailed, TransactionExpired) as exc:
+        except (TransactionFailed, TransactionExpired, ForeignSigner) as exc:
+            # ForeignSigner: another signer took this transaction's sequence number, so it
+            # can never execute; the signer is paused from now on.
             raise _Settled("failed", str(exc), last(intent_id)) from None
         except (SubmitOutcomeUnknown, ChainError) as exc:
             raise _Settled("unknown", str(exc), last(intent_id)) from None

@@ -4,7 +4,8 @@
 cut — when the environment names that point. Unset (always, in production), it does
 nothing. The points: `after_intent` (the intent is committed, nothing sent),
 `after_send` (the request is in flight), `after_response` (answered, not yet recorded),
-`before_submit` (signed and the hash recorded, bytes not sent).
+`before_submit` (signed and the hash recorded, bytes not sent), `after_order` (a create's
+order journaled, the intent not yet confirmed).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import signal
 
 __all__ = ["POINTS", "hit"]
 
-POINTS = frozenset({"after_intent", "after_send", "after_response", "before_submit"})
+POINTS = frozenset(
+    {"after_intent", "after_send", "after_response", "before_submit", "after_order"}
+)
 _ENV = "BOT_FAILPOINT"
 
 

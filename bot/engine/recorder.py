@@ -26,6 +26,7 @@ _STATE: Final = {
     "committed": "committed",
     "failed": "failed",
     "expired": "expired",
+    "superseded": "expired",  # never executed: another transaction used its number
     "rejected": "failed",
 }
 
@@ -69,6 +70,10 @@ class JournalRecorder:
         if intent_id is not None:
             self.last_hash[intent_id] = tx_hash
         failpoints.hit("before_submit")
+
+    async def knows(self, tx_hash: str) -> bool:
+        """True when the journal holds `tx_hash`: a transaction this bot signed (`TxDirectory`)."""
+        return self.journal.transaction(tx_hash) is not None
 
     async def on_outcome(self, tx_hash: str, outcome: TxOutcome) -> None:
         """Record how the transaction ended."""

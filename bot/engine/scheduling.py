@@ -1,13 +1,14 @@
 """One schedule definition, three ways of driving it.
 
 Each job (a strategy's tick, the order tracker's poll, the command queue) has an
-APScheduler trigger made from the config (`make_trigger`). The real-time daemon hands the
-jobs to APScheduler's asyncio scheduler. Simulated time cannot use APScheduler (it has no
-pluggable clock, and freezegun does not move asyncio's loop), so `Driver` asks the *same*
-trigger objects for their next fire times (`get_next_fire_time`) and moves time itself:
-a `SteppedClock` jumps straight to the next fire time (tests, backtests), an
-`AcceleratedClock` is waited for (the paper demo). Missed runs are coalesced: a job that
-should have fired several times during a pause runs once.
+APScheduler trigger made from the config (`make_trigger`); only the triggers are
+APScheduler's. APScheduler's schedulers have no pluggable clock, so we drive the *same*
+trigger objects (`get_next_fire_time`) ourselves. `Driver` moves simulated time: a
+`SteppedClock` jumps straight to the next fire time (tests, backtests), an
+`AcceleratedClock` is waited for (the paper demo). `RealtimeScheduler` runs the daemon on
+real time: one task per job, the time read from the injected clock, steps of the wall
+clock noticed and absorbed (see the class). Missed runs are coalesced: a job that should
+have fired several times during a pause runs once.
 
 Both keep a live job set: `add` and `remove` change it while it runs (the daemon's
 SIGHUP reload schedules added strategies and unschedules removed ones).
@@ -16,7 +17,6 @@ SIGHUP reload schedules added strategies and unschedules removed ones).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -26,8 +26,9 @@ from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot.clock import AcceleratedClock, Clock, SteppedClock
+from bot.clock import AcceleratedClock, Clock, ClockSteps, RealClock, SteppedClock
 from bot.config import Schedule
+from bot.logging import get_logger
 
 __all__ = ["Driver", "Job", "RealtimeScheduler", "make_trigger", "start_realtime"]
 
@@ -36,7 +37,8 @@ def make_trigger(schedule: Schedule, start: datetime) -> BaseTrigger:
     """The trigger of a schedule: every N seconds from `start`, or a cron line in UTC."""
     if schedule.interval_seconds is not None:
         return IntervalTrigger(seconds=schedule.interval_seconds, start_date=start, timezone=UTC)
-    assert schedule.cron is not None
+    if schedule.cron is None:  # Schedule's own validator allows exactly one of the two
+        raise ValueError("a schedule needs interval_seconds or cron")
     return CronTrigger.from_crontab(schedule.cron, timezone=UTC)
 
 
@@ -137,52 +139,142 @@ class Driver:
         return runs
 
 
+@dataclass
+class _Running:
+    """One job in the real-time scheduler: its task, and whether a run is under way."""
+
+    job: Job
+    task: asyncio.Task[None] | None = None
+    busy: bool = False
+    removed: bool = False
+
+
 class RealtimeScheduler:
-    """APScheduler's asyncio scheduler with our jobs: real time."""
+    """Our jobs on real time: one task per job, time read from the injected clock.
 
-    def __init__(self, *, misfire_grace_seconds: int) -> None:
-        from apscheduler.schedulers.asyncio import AsyncIOScheduler
+    APScheduler's own scheduler is not used here: it reads the wall clock itself and, after
+    a backward step of the clock, waits out the whole step before the next run (an hour
+    back: no strategy tick, order poll or watchdog pulse for an hour). Here each job sleeps
+    on the event loop's monotonic clock, at most `check_seconds` at a time, and a step of
+    the clock (`ClockSteps`) moves every interval job's schedule by the step, so intervals
+    stay intervals of real time. Cron jobs keep their wall-clock meaning: after a backward
+    step they fire when the clock shows their time again (at most the step later), never
+    twice for one time; after a forward one, a run missed by more than the grace is
+    skipped, as any late run.
 
+    Runs of one job never overlap; missed runs are coalesced into one; a run later than
+    `misfire_grace_seconds` is skipped; a job that raises is logged and runs again at its
+    next time.
+    """
+
+    def __init__(
+        self,
+        *,
+        misfire_grace_seconds: int,
+        clock: Clock | None = None,
+        check_seconds: float = 1.0,
+    ) -> None:
         self.misfire_grace_seconds = misfire_grace_seconds
-        self.scheduler = AsyncIOScheduler(timezone=UTC)
+        self.clock: Clock = clock if clock is not None else RealClock()
+        self.check_seconds = check_seconds
+        self._jobs: dict[str, _Running] = {}
+        self._steps: ClockSteps | None = None
+        self._log = get_logger("scheduler")
+
+    @property
+    def running(self) -> bool:
+        """Started and not shut down."""
+        return self._steps is not None
 
     def add(self, job: Job) -> None:
         """Schedule one job (a job of the same name is replaced)."""
-        # An interval fires at its start, as under the Driver: by the time the scheduler
-        # asks, `start` is a moment past and the trigger alone would answer start + N.
-        start = job.trigger.start_date if isinstance(job.trigger, IntervalTrigger) else None
-        first = {} if start is None else {"next_run_time": start}
-        self.scheduler.add_job(
-            job.run,
-            job.trigger,
-            id=job.name,
-            name=job.name,
-            coalesce=True,
-            max_instances=1,
-            misfire_grace_time=self.misfire_grace_seconds,
-            replace_existing=True,
-            **first,
-        )
+        self.remove(job.name)
+        job.last_fire = None
+        if isinstance(job.trigger, IntervalTrigger):
+            # An interval fires at its start, as under the Driver: the trigger alone would
+            # answer start + N for a start already (just) past.
+            job.next_fire = job.trigger.start_date
+        else:
+            job.schedule_next(self.clock.now())
+        entry = _Running(job)
+        self._jobs[job.name] = entry
+        if self.running:
+            entry.task = asyncio.create_task(self._drive(entry), name=f"job {job.name}")
 
     def remove(self, name: str) -> None:
         """Unschedule the job called `name` (a run already under way finishes)."""
-        from apscheduler.jobstores.base import JobLookupError
-
-        with contextlib.suppress(JobLookupError):  # not scheduled: nothing to do
-            self.scheduler.remove_job(name)
+        entry = self._jobs.pop(name, None)
+        if entry is None:
+            return
+        entry.removed = True
+        if entry.task is not None and not entry.busy:
+            entry.task.cancel()
 
     def start(self) -> None:
         """Start dispatching (inside the running event loop)."""
-        self.scheduler.start()
+        loop = asyncio.get_running_loop()
+        self._steps = ClockSteps(self.clock, loop.time)
+        for entry in self._jobs.values():
+            entry.task = asyncio.create_task(self._drive(entry), name=f"job {entry.job.name}")
 
     def shutdown(self, wait: bool = True) -> None:
-        """Stop dispatching."""
-        self.scheduler.shutdown(wait=wait)
+        """Stop dispatching: every job's task is cancelled, runs under way included."""
+        self._steps = None
+        for entry in self._jobs.values():
+            entry.removed = True
+            if entry.task is not None:
+                entry.task.cancel()
+
+    def _notice_steps(self) -> None:
+        """Move every interval job by a step of the clock (noticed once, for all jobs)."""
+        step = self._steps.step() if self._steps is not None else timedelta(0)
+        if not step:
+            return
+        self._log.warning(
+            "clock.stepped",
+            seconds=round(step.total_seconds(), 3),
+            message="the clock was stepped; interval jobs keep their real-time cadence",
+        )
+        for entry in self._jobs.values():
+            job = entry.job
+            if isinstance(job.trigger, IntervalTrigger):
+                job.next_fire = None if job.next_fire is None else job.next_fire + step
+                job.last_fire = None if job.last_fire is None else job.last_fire + step
+
+    async def _drive(self, entry: _Running) -> None:
+        job = entry.job
+        while not entry.removed:
+            self._notice_steps()
+            now = self.clock.now()
+            if job.next_fire is None:
+                return  # the trigger has no more fire times
+            wait = (job.next_fire - now).total_seconds()
+            if wait > 0:
+                await asyncio.sleep(min(wait, self.check_seconds))
+                continue
+            job.last_fire = job.next_fire
+            if -wait <= self.misfire_grace_seconds:
+                await self._run(entry)
+            else:
+                self._log.warning("job.missed", job=job.name, late_seconds=round(-wait, 3))
+            self._notice_steps()
+            job.schedule_next(self.clock.now() + timedelta(microseconds=1))
+
+    async def _run(self, entry: _Running) -> None:
+        entry.busy = True
+        try:
+            await entry.job.run()
+        except Exception as exc:  # one job's failure never stops it or the others
+            self._log.error("job.failed", job=entry.job.name, error=f"{type(exc).__name__}: {exc}")
+        finally:
+            entry.busy = False
 
 
-def start_realtime(jobs: list[Job], *, misfire_grace_seconds: int) -> RealtimeScheduler:
-    """Hand the jobs to APScheduler's asyncio scheduler (real time) and start it."""
-    scheduler = RealtimeScheduler(misfire_grace_seconds=misfire_grace_seconds)
+def start_realtime(
+    jobs: list[Job], *, misfire_grace_seconds: int, clock: Clock | None = None
+) -> RealtimeScheduler:
+    """Schedule the jobs on real time (`clock`, the wall clock by default) and start."""
+    scheduler = RealtimeScheduler(misfire_grace_seconds=misfire_grace_seconds, clock=clock)
     for job in jobs:
         scheduler.add(job)
     scheduler.start()

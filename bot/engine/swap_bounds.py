@@ -1,4 +1,4 @@
-"""A swap's bounds from the bot's own numbers: a reference price that is not the quote.
+"""A swap's bounds from the bot's own numbers and a reference price (`engine.reference`).
 
 The provider's answer to `POST /swap` is untrusted (docs/signer.md, "Trust model"): what is
 sold, the most that may be sold, and the least that must come back are computed here from
@@ -21,15 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
-from typing import Protocol
 
-from bot.api import ApiError, PanoraClient
-from bot.aptos.tokens import Token, TokenLookupError, token_key
+from bot.aptos.tokens import Token
 
 __all__ = [
-    "FeedReference",
-    "PriceReference",
-    "ReferenceUnavailable",
     "SwapBounds",
     "SwapLimits",
     "bounds_exact_in",
@@ -41,71 +36,11 @@ __all__ = [
 _PRECISION = 100
 
 
-class ReferenceUnavailable(Exception):
-    """No reference price could be had: the swap is not signed."""
-
-
-class PriceReference(Protocol):
-    """Where the bot's reference price comes from."""
-
-    source: str
-    """What `bot doctor` and refusals name (e.g. "provider /prices feed")."""
-
-    async def rate(self, sell: Token, buy: Token) -> Decimal:
-        """Units of `buy` one unit of `sell` is worth (human units), above zero.
-
-        Raises:
-            ReferenceUnavailable: with a one-line reason.
-        """
-        ...
-
-
-class FeedReference:
-    """The provider's `/prices` USD ratio, read for just the two tokens at swap time.
-
-    This is the provider's own feed: it guards against a quote that disagrees with the
-    provider's prices (a bug, a tampered or stale route), not against a provider that lies
-    consistently in both. `bot doctor` says so.
-    """
-
-    source = "provider /prices feed"
-
-    def __init__(self, client: PanoraClient) -> None:
-        self.client = client
-
-    async def rate(self, sell: Token, buy: Token) -> Decimal:
-        """`usd(sell) / usd(buy)` from one `/prices` answer."""
-        try:
-            listing = await self.client.get_prices([sell.address, buy.address])
-        except ApiError as exc:
-            raise ReferenceUnavailable(f"{self.source}: {exc}") from None
-        usd: dict[str, Decimal] = {}
-        for record in listing.records:
-            for token in (sell, buy):
-                keys = {record.token_address, record.fa_address} - {None}
-                if record.usd_price is not None and any(
-                    _same_key(key, token) for key in keys if key is not None
-                ):
-                    usd.setdefault(token.address, record.usd_price)
-        prices = [usd.get(sell.address), usd.get(buy.address)]
-        for token, price in zip((sell, buy), prices, strict=True):
-            if price is None or not price.is_finite() or price <= 0:
-                raise ReferenceUnavailable(f"{self.source} has no usable price for {token.symbol}")
-        return usd_ratio(usd[sell.address], usd[buy.address])
-
-
 def usd_ratio(sell_usd: Decimal, buy_usd: Decimal) -> Decimal:
     """Units of the bought token one unit of the sold token is worth, from USD prices."""
     with localcontext() as ctx:
         ctx.prec = _PRECISION
         return sell_usd / buy_usd
-
-
-def _same_key(key: str, token: Token) -> bool:
-    try:
-        return token_key(key) in token.keys
-    except TokenLookupError:
-        return False
 
 
 @dataclass(frozen=True)

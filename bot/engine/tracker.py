@@ -11,6 +11,12 @@ Each poll, for each order kind:
    provider no longer knows one, it is recorded with our status `missing` and reported
    once as `OrderDisappeared` (never deleted); seen again, it moves back (`OrderReappeared`).
 
+A record listed for another wallet (`observe.foreign_wallet`: the page or the record names
+another address) is ignored: never recorded, counted in `PollReport.foreign_orders`, logged
+and reported (`ForeignOrder`, for the alerts) once per order id, not at every poll. Such a
+record still counts as listed for the paging rules, so a page of strangers cannot make the
+tracker stop paging before our own orders.
+
 An order listed twice in one poll (both lists, or two pages) is taken as first seen, so the
 same pages polled again record nothing new. Observations are written in one journal
 transaction per poll; if the batch is refused, they are written one by one so a single bad
@@ -36,11 +42,12 @@ from bot.api.models import (
 )
 from bot.clock import Clock
 from bot.engine.events import (
+    ForeignOrder,
     OrderDisappeared,
     OrderEvent,
     event_for_change,
 )
-from bot.engine.observe import observation_of, record_hash
+from bot.engine.observe import ForeignOrders, foreign_wallet, observation_of, record_hash
 from bot.journal import Journal, JournalError, OrderChange, OrderObservation, OrderSnapshot
 from bot.logging import get_logger
 
@@ -49,6 +56,7 @@ __all__ = ["OrderTracker", "PollReport"]
 OrderKind = Literal["dca", "limit"]
 Subscriber = Callable[[OrderEvent], Awaitable[None] | None]
 Page = OrdersPage[DcaOrder] | OrdersPage[LimitOrder]
+Order = DcaOrder | LimitOrder
 Seen = dict[str, tuple[DcaOrder | LimitOrder, str]]
 """Order id → (record, record hash), as first seen in this poll."""
 MISSING: Final = "missing"
@@ -67,6 +75,8 @@ class PollReport:
     rejected_records: int = 0
     refused_observations: int = 0
     unknown_statuses: int = 0
+    foreign_orders: int = 0
+    """Records listed for another wallet, ignored (each id is reported once, ever)."""
     events: list[OrderEvent] = field(default_factory=list)
 
 
@@ -94,6 +104,8 @@ class OrderTracker:
         self.max_completed_pages = max_completed_pages
         self.max_active_pages = max_active_pages
         self._subscribers: list[Subscriber] = []
+        self.foreign = ForeignOrders()
+        """Records of other wallets ignored so far (`ignored`, `distinct`)."""
         self._log = get_logger("tracker", wallet=wallet)
 
     def subscribe(self, subscriber: Subscriber) -> None:
@@ -134,13 +146,32 @@ class OrderTracker:
         report.rejected_records += len(result.rejected)
         return result
 
+    def _ours(self, kind: OrderKind, result: Page, report: PollReport) -> list[Order]:
+        """The page's records of our wallet; the others are counted and reported once."""
+        ours: list[Order] = []
+        for order in result.orders:
+            claim = foreign_wallet(order, self.wallet, result.wallet)
+            if claim is None:
+                ours.append(order)
+                continue
+            report.foreign_orders += 1
+            if self.foreign.first_sighting(kind, order.order_id):
+                report.events.append(ForeignOrder(kind, order.order_id, claim))
+                self._log.warning(
+                    "tracker.foreign_order", kind=kind, order_id=order.order_id, listed_for=claim
+                )
+        return ours
+
     async def _poll_kind(self, kind: OrderKind, report: PollReport) -> None:
         index = self.journal.order_index(kind, self.wallet)  # id → (status, last hash)
         missing: list[str] = []
         seen: Seen = {}
+        listed: set[str] = set()  # every id of this poll's pages, ours or not
         for page in range(1, self.max_active_pages + 1):  # active: every page
             result = await self._page(kind, OrderFilter.ACTIVE, page, report)
-            new = _take([(o, record_hash(o)) for o in result.orders], seen)
+            new = {o.order_id for o in result.orders} - listed
+            listed |= new
+            _take([(o, record_hash(o)) for o in self._ours(kind, result, report)], seen)
             if page >= result.total_pages or not (result.orders or result.rejected):
                 break
             if result.orders and not new:  # the same orders again: the provider repeats
@@ -149,22 +180,25 @@ class OrderTracker:
             self._log.warning("tracker.page_limit", kind=kind, pages=self.max_active_pages)
         for page in range(1, self.max_completed_pages + 1):  # completed: until unchanged
             result = await self._page(kind, OrderFilter.COMPLETED, page, report)
-            hashed = [(o, record_hash(o)) for o in result.orders]
+            ours = self._ours(kind, result, report)
+            hashed = [(o, record_hash(o)) for o in ours]
             fresh = [
                 o
                 for o, digest in hashed
                 if index.get(o.order_id) != (o.status, digest) or o.status not in FINAL_STATUSES
             ]
             _take(hashed, seen)
-            if not (fresh or result.rejected) or page >= result.total_pages:
+            strangers = len(ours) < len(result.orders)  # say nothing of ours: keep paging
+            if not (fresh or strangers or result.rejected) or page >= result.total_pages:
                 break
         for order_id, (status, _raw) in index.items():
             if order_id in seen or status in FINAL_STATUSES:
                 continue
             for list_filter in (OrderFilter.ACTIVE, OrderFilter.COMPLETED):
                 result = await self._page(kind, list_filter, 1, report, order_id=order_id)
-                # An answer about another order (a provider ignoring the filter) is none.
-                found = [o for o in result.orders if o.order_id == order_id]
+                # An answer about another order (a provider ignoring the filter), or one
+                # listed for another wallet, is none.
+                found = [o for o in self._ours(kind, result, report) if o.order_id == order_id]
                 if found:
                     seen[order_id] = (found[0], record_hash(found[0]))
                     break

@@ -1,4 +1,11 @@
-"""One signer per wallet: an OS file lock that the process trading a wallet holds.
+"""One trader per wallet: an OS file lock that the process trading a wallet holds.
+
+The lock is keyed by the wallet's address alone, in one folder per user of the machine
+(`[daemon].lock_dir`, default `~/.local/state/aptos-dca-bot/locks` of the user running the
+bot, read from the password database so every process of that user finds the same folder
+whatever its environment). Two daemons of one wallet with two different journals meet on
+the same lock file, and the second refuses to start. Another machine trading the wallet is
+not stopped by this lock; the signer notices its transactions by their sequence numbers.
 
 A second process (e.g. `bot cancel` while the daemon runs) cannot take the lock; it hands
 its request to the running daemon through the journal's command queue instead of racing
@@ -10,20 +17,41 @@ from __future__ import annotations
 
 import fcntl
 import os
+import pwd
 from pathlib import Path
 from types import TracebackType
+from typing import Final
 
 from bot.aptos.address import Address
 
-__all__ = ["WalletLock", "lock_dir_for"]
+__all__ = ["LOCK_SUBDIR", "WalletLock", "WalletLockError", "default_lock_dir", "lock_dir"]
+
+LOCK_SUBDIR: Final = Path(".local/state/aptos-dca-bot/locks")
+"""The lock folder below the user's home when `[daemon].lock_dir` is not set."""
 
 
-def lock_dir_for(journal_url: str) -> Path:
-    """Where wallet locks live: beside a SQLite journal file, else `./data`."""
-    from bot.journal.db import sqlite_file  # the journal's own reading of its URL
+class WalletLockError(RuntimeError):
+    """The lock file cannot be created or opened (a folder that is missing or read-only)."""
 
-    path = sqlite_file(journal_url)
-    return path.parent if path is not None else Path("data")
+
+def default_lock_dir() -> Path:
+    """`<home>/.local/state/aptos-dca-bot/locks` of the effective user.
+
+    The home comes from the password database, not from `$HOME` or `$XDG_*`: a daemon
+    started by systemd or cron and a `bot cancel` typed in a shell see different
+    environments, and must still meet on the same lock. A user with no entry (a container
+    run under an arbitrary uid) falls back to `$HOME`.
+    """
+    try:
+        home = Path(pwd.getpwuid(os.geteuid()).pw_dir)
+    except KeyError:
+        home = Path.home()
+    return home / LOCK_SUBDIR
+
+
+def lock_dir(configured: Path | None) -> Path:
+    """The folder of the wallet locks: `[daemon].lock_dir` when set, else the default."""
+    return configured if configured is not None else default_lock_dir()
 
 
 class WalletLock:
@@ -39,11 +67,22 @@ class WalletLock:
         return self._fd is not None
 
     def try_acquire(self) -> bool:
-        """Take the lock if nobody holds it; False when another process does."""
+        """Take the lock if nobody holds it; False when another process does.
+
+        Raises:
+            WalletLockError: the folder or the file cannot be created or opened.
+        """
         if self._fd is not None:
             return True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise WalletLockError(
+                f"cannot open the wallet lock {self.path}: {reason} (set [daemon].lock_dir "
+                "to a folder this user can write, the same for every process of the wallet)"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bot.journal.codec import decode_json, encode_json, raw_hash
-    from bot.journal.errors import JournalError
+    from bot.journal.errors import JournalError, JournalUnusable
     from bot.journal.intents import INTENT_KINDS, INTENT_STATES
     from bot.journal.migrate import current_revision, head_revision, upgrade
     from bot.journal.store import Journal
@@ -40,6 +40,7 @@ _WHERE: dict[str, str] = {
     "encode_json": "bot.journal.codec",
     "raw_hash": "bot.journal.codec",
     "JournalError": "bot.journal.errors",
+    "JournalUnusable": "bot.journal.errors",
     "INTENT_KINDS": "bot.journal.intents",
     "INTENT_STATES": "bot.journal.intents",
     "current_revision": "bot.journal.migrate",
@@ -72,6 +73,7 @@ __all__ = [
     "IntentView",
     "Journal",
     "JournalError",
+    "JournalUnusable",
     "OrderChange",
     "OrderObservation",
     "OrderSnapshot",

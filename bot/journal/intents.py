@@ -149,6 +149,22 @@ class IntentsMixin(JournalBase):
             session.flush()
             return _intent_view(row)
 
+    def note_intent_order(self, intent_id: int, order_id: str) -> None:
+        """Record the order a `sent` intent created, the moment the answer names it.
+
+        No state change: reconciliation links the order to the intent by this id (the
+        bot's own evidence) if the process dies before the intent is confirmed.
+
+        Raises:
+            JournalError: unknown intent, or one that is not `sent`.
+        """
+        with self._writing() as session:
+            row = session.get(Intent, intent_id)
+            if row is None or row.state != "sent":
+                raise JournalError(f"intent {intent_id}: an order is noted only while sent")
+            row.order_id = order_id
+            session.add(row)
+
     def intent(self, intent_id: int) -> IntentView | None:
         """One intent by id."""
         with self._reading() as session:

@@ -1,6 +1,8 @@
 """Schema migrations of the journal, run in code (no alembic.ini).
 
-`upgrade(url)` brings any database (empty, or at any earlier revision) to `head`.
+`upgrade(url)` brings any database (empty, or at any earlier revision) to `head`. A
+database at a revision this code does not know (written by a newer bot) is never touched:
+`JournalUnusable`, as is a file that is not an intact SQLite database.
 On SQLite, foreign-key enforcement is switched off on the migrating connection while the
 revisions run (batch migrations copy tables, which must not cascade or fail half-way) and
 `PRAGMA foreign_key_check` must come back empty before the migration is committed.
@@ -24,8 +26,16 @@ from typing import TYPE_CHECKING, Final
 
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import URL, Connection
+from sqlalchemy.exc import DBAPIError
 
-from bot.journal.db import make_engine, write_engine
+from bot.journal.db import (
+    journal_name,
+    make_engine,
+    require_intact,
+    unusable_error,
+    write_engine,
+)
+from bot.journal.errors import JournalUnusable
 
 if TYPE_CHECKING:  # alembic is imported when a migration runs, not with the journal
     from alembic.config import Config
@@ -40,7 +50,9 @@ __all__ = [
     "downgrade_engine",
     "engine_revision",
     "head_revision",
+    "require_known_revision",
     "revisions",
+    "unknown_revision",
     "upgrade",
     "upgrade_engine",
 ]
@@ -97,11 +109,47 @@ def revisions() -> list[str]:
 
 
 def engine_revision(engine: Engine) -> str | None:
-    """The revision of the database behind `engine`; None when never migrated."""
+    """The revision of the database behind `engine`; None when never migrated.
+
+    Raises:
+        JournalUnusable: the file is not an intact SQLite database (the first read of
+            every open comes here, so this is where a damaged file is found).
+    """
     from alembic.runtime.migration import MigrationContext
 
-    with _quiet_alembic(), engine.connect() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
+    try:
+        with _quiet_alembic(), engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    except DBAPIError as exc:
+        unusable = unusable_error(engine.url, exc)
+        if unusable is not None:
+            raise unusable from exc
+        raise
+
+
+def require_known_revision(engine: Engine) -> str | None:
+    """The database's revision, refused when this code does not know it.
+
+    Raises:
+        JournalUnusable: a revision from a newer bot (or a foreign alembic history):
+            neither upgrading nor reading it can be trusted.
+    """
+    current = engine_revision(engine)
+    problem = unknown_revision(journal_name(engine.url), current)
+    if problem is not None:
+        raise JournalUnusable(problem)
+    return current
+
+
+def unknown_revision(name: str, revision: str | None) -> str | None:
+    """The one-line problem when `revision` is not one of this code's (None: it is, or empty)."""
+    if revision is None or revision in revisions():
+        return None
+    return (
+        f"journal at {name}: schema revision {revision!r} is not one this bot knows (its "
+        f"newest is {head_revision()}): it was written by a newer version; run that "
+        "version, or restore a backup"
+    )
 
 
 def current_revision(url: str | URL) -> str | None:
@@ -116,7 +164,8 @@ def current_revision(url: str | URL) -> str | None:
 def _set_foreign_keys(conn: Connection, on: bool) -> None:
     # Outside any transaction: SQLite ignores this pragma inside one.
     raw = conn.connection.dbapi_connection
-    assert raw is not None
+    if raw is None:  # pragma: no cover - a connection just opened always has one
+        raise MigrationError("the migrating connection has no database connection")
     raw.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
 
 
@@ -156,14 +205,14 @@ def _run(engine: Engine, verb: str, revision: str) -> None:
 
 def upgrade_engine(engine: Engine, revision: str = "head") -> tuple[str | None, str | None]:
     """Upgrade the database behind `engine`; returns (revision before, revision after)."""
-    before = engine_revision(engine)
+    before = require_known_revision(engine)
     _run(engine, "upgrade", revision)
     return before, engine_revision(engine)
 
 
 def downgrade_engine(engine: Engine, revision: str) -> tuple[str | None, str | None]:
     """Downgrade to `revision` (`base` drops everything); returns (before, after)."""
-    before = engine_revision(engine)
+    before = require_known_revision(engine)
     _run(engine, "downgrade", revision)
     return before, engine_revision(engine)
 
@@ -176,6 +225,7 @@ def upgrade(url: str | URL, revision: str = "head") -> tuple[str | None, str | N
     """
     engine = make_engine(url)
     try:
+        require_intact(engine)
         return upgrade_engine(engine, revision)
     finally:
         engine.dispose()

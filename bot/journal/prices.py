@@ -11,6 +11,7 @@ from sqlmodel import select as sm_select
 
 from bot.journal import canon
 from bot.journal.base import JournalBase
+from bot.journal.errors import JournalError
 from bot.journal.models import PriceTick
 from bot.journal.views import PriceTickRow
 
@@ -29,7 +30,8 @@ class PriceTicksMixin(JournalBase):
         prepared = []
         for tick in rows:
             usd = canon.exact(tick.usd_price, "usd_price")
-            assert usd is not None
+            if usd is None:
+                raise JournalError(f"usd_price: missing for {tick.token}")
             prepared.append(
                 PriceTick(
                     timestamp=canon.aware(tick.timestamp, "timestamp"),

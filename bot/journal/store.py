@@ -28,13 +28,24 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.journal.commands import CommandsMixin
-from bot.journal.db import make_engine, sqlite_file
+from bot.journal.db import (
+    driver_message,
+    journal_name,
+    make_engine,
+    require_intact,
+    sqlite_file,
+)
 from bot.journal.errors import JournalError
 from bot.journal.export import ExportMixin
 from bot.journal.intents import (
     IntentsMixin,
 )
-from bot.journal.migrate import engine_revision, head_revision, upgrade_engine
+from bot.journal.migrate import (
+    MigrationError,
+    head_revision,
+    require_known_revision,
+    upgrade_engine,
+)
 from bot.journal.orders import OrdersMixin
 from bot.journal.prices import PriceTicksMixin
 from bot.journal.strategy_state import StrategyStateMixin
@@ -65,34 +76,48 @@ class Journal(
             readonly: a second process (`bot orders`, export): reads, plus
                 `enqueue_command`. The database must exist and be at `head`.
 
+        Every page of a SQLite journal is checked first (`require_intact`): damage is
+        found here, not half-way through a trade or a listing.
+
         Raises:
+            JournalUnusable: not an intact SQLite database, or at a schema revision this
+                code does not know (a newer bot's): nothing is written to it.
             JournalError: read-only and the database is missing or not at `head`, or not
-                migrating and the schema is not at `head`.
+                migrating and the schema is not at `head`, or it cannot be opened. Every
+                message is one line naming the journal (never its password).
         """
         if readonly:
             path = sqlite_file(url)
             if path is not None and not path.exists():
                 raise JournalError(f"no journal at {path} (run `bot journal migrate`)")
-        engine = make_engine(url)
         try:
+            engine = make_engine(url)  # creates the SQLite file's folder
+        except OSError as exc:
+            raise JournalError(
+                f"journal at {journal_name(url)}: cannot create its folder: {exc.strerror or exc}"
+            ) from exc
+        try:
+            require_intact(engine)
             if migrate and not readonly:
                 upgrade_engine(engine)
             else:
-                _require_head(engine, url)
+                _require_head(engine)
         except JournalError:
             engine.dispose()
             raise
-        except SQLAlchemyError as exc:
+        except (SQLAlchemyError, MigrationError) as exc:
             engine.dispose()
-            raise JournalError(f"cannot open journal: {exc}") from exc
+            raise JournalError(
+                f"journal at {journal_name(url)}: cannot open it: {driver_message(exc)}"
+            ) from exc
         return cls(engine, readonly=readonly)
 
 
-def _require_head(engine: Engine, url: str | URL) -> None:
-    current = engine_revision(engine)
+def _require_head(engine: Engine) -> None:
+    current = require_known_revision(engine)
     head = head_revision()
     if current != head:
         raise JournalError(
-            f"journal at {url} is at revision {current or 'none (empty)'}, this bot needs "
-            f"{head}: run `bot journal migrate`"
+            f"journal at {journal_name(engine.url)} is at revision "
+            f"{current or 'none (empty)'}, this bot needs {head}: run `bot journal migrate`"
         )

@@ -14,11 +14,18 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Final, Protocol
 
+from bot.chain.errors import ForeignSigner
 from bot.clock import Clock
 from bot.config import AlertSettings
 from bot.engine.actions import describe
 from bot.engine.engine import TickReport
-from bot.engine.events import OrderCancelled, OrderEvent, OrderExpired, OrderFilled
+from bot.engine.events import (
+    ForeignOrder,
+    OrderCancelled,
+    OrderEvent,
+    OrderExpired,
+    OrderFilled,
+)
 from bot.journal import OrderView
 from bot.logging import get_logger
 from bot.money import format_decimal
@@ -117,6 +124,17 @@ class AlertSources:
             self._failed("order_event", exc)
 
     def _order_event(self, event: OrderEvent) -> None:
+        if isinstance(event, ForeignOrder):  # the tracker reports each id once
+            label = {"dca": "DCA", "limit": "Limit"}.get(event.kind, event.kind)
+            self.alerter.emit(
+                "foreign_order",
+                f"{label} order {short_id(event.order_id)} listed for our wallet belongs to "
+                f"{short_id(event.listed_for)}: ignored",
+                order_kind=event.kind,
+                order_id=event.order_id,
+                listed_for=event.listed_for,
+            )
+            return
         found = next(((k, v) for cls, k, v in _ORDER_ALERTS if isinstance(event, cls)), None)
         if found is None:
             return
@@ -245,6 +263,23 @@ class AlertSources:
             minutes=minutes,
             last_poll_ok_at=last_ok,
         )
+
+    # --- the wallet -----------------------------------------------------------------------
+
+    def on_foreign_signer(self, cause: ForeignSigner) -> None:
+        """Another signer used one of the wallet's sequence numbers: trading is paused."""
+        try:
+            self.alerter.emit(
+                "foreign_signer",
+                f"Foreign signer on wallet {short_id(cause.sender)}: sequence number "
+                f"{cause.sequence_number} used by {short_id(cause.foreign_hash)}, not by this "
+                "bot. Trading paused until the daemon is restarted.",
+                wallet=cause.sender,
+                sequence_number=cause.sequence_number,
+                foreign_hash=cause.foreign_hash,
+            )
+        except Exception as exc:
+            self._failed("foreign_signer", exc)
 
     # --- daemon ---------------------------------------------------------------------------
 

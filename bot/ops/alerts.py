@@ -189,7 +189,8 @@ class _Lane:
     async def run(self, client: httpx.AsyncClient) -> None:
         """Deliver until closed and drained; never raises (except cancellation)."""
         wake = self.wake
-        assert wake is not None, "start() creates the event first"
+        if wake is None:
+            raise RuntimeError("the alert channel's worker runs only after start()")
         while True:
             if self._suppressed and (self._window_open() or (self.closing and not self.pending)):
                 self._admit()

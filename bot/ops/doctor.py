@@ -39,6 +39,7 @@ from bot.engine.plugins import PluginError, build_strategy
 from bot.engine.strategy import Strategy
 from bot.journal import Journal, JournalError, current_revision, head_revision
 from bot.journal.db import sqlite_file
+from bot.journal.migrate import unknown_revision
 from bot.logging import mask_url
 from bot.money import format_decimal, from_base_units
 
@@ -56,6 +57,7 @@ __all__ = [
     "check_journal",
     "check_key",
     "check_key_file",
+    "check_reference",
     "check_strategies",
     "check_unknown_fields",
     "config_failures",
@@ -179,6 +181,25 @@ def check_strategies(settings: Settings) -> tuple[CheckResult, list[Strategy]]:
     return _pass(name, listed), built
 
 
+def check_reference(settings: Settings) -> CheckResult:
+    """Which reference price judges swaps; a warning when it is the provider's own feed."""
+    name = "swap reference price"
+    risk = settings.risk
+    if risk.reference == "pyth":
+        return _pass(
+            name,
+            f"Pyth on-chain prices ({risk.pyth_contract}::pyth, no older than "
+            f"{risk.pyth_max_age_seconds} s), independent of the provider",
+        )
+    return CheckResult(
+        name,
+        WARN,
+        "the provider's own /prices feed: it cannot catch a provider whose prices lie too; "
+        'set [risk].reference = "pyth" for an independent on-chain reference '
+        "(docs/signer.md, Trust model)",
+    )
+
+
 def check_key_file(wallet: WalletSettings) -> CheckResult:
     """The key file exists, is a regular file and only its owner may read it (0600/0400)."""
     name = "key file permissions"
@@ -238,15 +259,24 @@ def check_journal(url: str) -> CheckResult:
         return _fail(name, f"{path} does not exist and {folder} is not writable")
     try:
         revision = current_revision(url)
+    except JournalError as exc:  # not a database, or damaged: the message names it
+        return _fail(name, str(exc))
     except SQLAlchemyError as exc:
         return _fail(name, f"{shown} cannot be read ({type(exc).__name__})")
     head = head_revision()
+    newer = unknown_revision(shown, revision)
+    if newer is not None:
+        return _fail(name, newer)
     if revision != head:
         return _fail(
             name,
             f"{shown} is at revision {revision or 'none (empty)'}, this bot needs {head}: "
             "back it up, then run `bot journal migrate`",
         )
+    try:
+        Journal.open(url, readonly=True).close()  # reads every page (SQLite quick_check)
+    except JournalError as exc:
+        return _fail(name, str(exc))
     if path is not None and not (
         os.access(path, os.R_OK | os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
     ):
@@ -461,10 +491,8 @@ class Doctor:
     ) -> tuple[CheckResult, dict[str, int]]:
         """The wallet's balance of every token the strategies name; FAIL if all are zero."""
         name = "token balances"
-        reason = _missing(ledger, book, wallet)
-        if reason:
-            return _skip(name, reason), {}
-        assert book is not None and wallet is not None
+        if ledger is None or book is None or wallet is None:
+            return _skip(name, _missing(ledger, book, wallet)), {}
         tokens = referenced_tokens(strategies, book)
         if not tokens:
             return _skip(name, "no strategy names a token"), {}
@@ -491,10 +519,8 @@ class Doctor:
     ) -> CheckResult:
         """APT enough for `[daemon].gas_reserve_transactions` transactions."""
         name = "APT for gas"
-        reason = _missing(ledger, book, wallet)
-        if reason:
-            return _skip(name, reason)
-        assert book is not None and wallet is not None
+        if ledger is None or book is None or wallet is None:
+            return _skip(name, _missing(ledger, book, wallet))
         try:
             apt = book.find("APT")
         except TokenLookupError:

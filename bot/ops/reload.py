@@ -7,12 +7,17 @@ read again, and sorts every difference into what can change live and what needs 
   unscheduled, changed params/schedule/budget/plugin → rebuilt; unchanged ones keep their
   counters and schedule), `[risk]` (the engine's checker and the signer's policy are
   rebuilt), `[alerts]` (the alerter is restarted), `[daemon]` except `status_file`,
-  `[scheduler].strategy_dirs` (every strategy is rebuilt from the folders) and
-  `[scheduler].strategy_timeout_seconds`;
+  `[scheduler].strategy_dirs` (every strategy is rebuilt from the folders),
+  `[scheduler].strategy_timeout_seconds` and `[scheduler].allow_no_strategies`;
 * restart needed (logged, not applied): `mode`, `[api]`, `[chain]`, `[wallet]`,
   `[journal]`, `[paper]`, `[log]`, `[record]`, the other `[scheduler]` keys and
   `[daemon].status_file` — they are wired into clients, the signer, open files and the
   scheduler's own jobs at start-up.
+
+A file without any `[[strategies]]` while strategies run is refused (`ReloadRefused`,
+nothing changes) unless it sets `[scheduler].allow_no_strategies = true`: an editor that
+emptied the file, or a copy cut short at a line end, must not stop all trading. A file
+cut short mid-line does not parse and is refused by `load_settings` before this.
 
 `ReloadGate` keeps a reload from changing the strategy set under a running job: jobs hold
 it shared, a reload holds it exclusively.
@@ -28,10 +33,16 @@ from typing import Final
 
 from bot.config import Settings, StrategyEntry
 
-__all__ = ["RESTART_SECTIONS", "ReloadGate", "ReloadPlan", "plan_reload"]
+__all__ = ["RESTART_SECTIONS", "ReloadGate", "ReloadPlan", "ReloadRefused", "plan_reload"]
 
 RESTART_SECTIONS: Final = ("mode", "api", "chain", "wallet", "journal", "paper", "log", "record")
-_LIVE_SCHEDULER_KEYS: Final = frozenset({"strategy_dirs", "strategy_timeout_seconds"})
+_LIVE_SCHEDULER_KEYS: Final = frozenset(
+    {"strategy_dirs", "strategy_timeout_seconds", "allow_no_strategies"}
+)
+
+
+class ReloadRefused(ValueError):
+    """The new file must not be applied; the message is the one line to log."""
 
 
 @dataclass(frozen=True)
@@ -116,8 +127,19 @@ def _applied(running: Settings, effective: Settings) -> list[str]:
 
 
 def plan_reload(running: Settings, new: Settings) -> ReloadPlan:
-    """Sort the differences between `running` and `new` (see the module docstring)."""
+    """Sort the differences between `running` and `new` (see the module docstring).
+
+    Raises:
+        ReloadRefused: `new` has no `[[strategies]]` at all while `running` has enabled
+            ones, and does not set `[scheduler].allow_no_strategies`.
+    """
     before, after = _enabled(running), _enabled(new)
+    if before and not new.strategies and not new.scheduler.allow_no_strategies:
+        raise ReloadRefused(
+            f"the new config has no [[strategies]] (an emptied or truncated file?); "
+            f"{len(before)} running strateg{'y' if len(before) == 1 else 'ies'} kept; "
+            "set [scheduler].allow_no_strategies = true to remove them all"
+        )
     dirs_changed = running.scheduler.strategy_dirs != new.scheduler.strategy_dirs
     kept = [n for n in after if n in before]
     rebuilt = [n for n in kept if dirs_changed or before[n] != after[n]]

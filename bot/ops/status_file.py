@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.engine.wallet_lock import lock_dir_for
+from bot.journal.db import sqlite_file
 
 __all__ = [
     "STATUS_FILE_NAME",
@@ -86,7 +86,11 @@ class DaemonStatus:
 
 def status_path(journal_url: str, configured: Path | None = None) -> Path:
     """The status file: the configured one, else beside the SQLite journal (else ./data)."""
-    return configured if configured is not None else lock_dir_for(journal_url) / STATUS_FILE_NAME
+    if configured is not None:
+        return configured
+    journal_file = sqlite_file(journal_url)
+    folder = journal_file.parent if journal_file is not None else Path("data")
+    return folder / STATUS_FILE_NAME
 
 
 def write_status(path: Path, status: DaemonStatus) -> None:

@@ -34,7 +34,7 @@ from bot.config import Settings
 from bot.engine import risk
 from bot.engine.risk import RiskChecker
 from bot.engine.strategy import LIVE_ORDER_STATUSES
-from bot.engine.wallet_lock import WalletLock, lock_dir_for
+from bot.engine.wallet_lock import WalletLock, lock_dir
 from bot.journal import Journal, JournalError
 from bot.money import format_decimal
 from bot.ops.status_file import DaemonStatus, StrategyStatus, read_status, status_path
@@ -409,7 +409,7 @@ def read_view(settings: Settings, *, now: datetime, tokens: TokenBook) -> Status
     path = status_path(settings.journal.url, settings.daemon.status_file)
     status = read_status(path)
     wallet = _canonical(status.wallet if status and status.wallet else settings.wallet.address)
-    lock = find_lock(lock_dir_for(settings.journal.url), wallet)
+    lock = find_lock(lock_dir(settings.daemon.lock_dir), wallet)
     if wallet is None and lock is not None and lock.held:
         wallet = _wallet_of_lock(lock.path)
     heartbeat = (status.heartbeat_seconds if status else None) or settings.daemon.heartbeat_seconds

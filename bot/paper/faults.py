@@ -8,6 +8,11 @@ Each request draws once from a seeded generator and gets at most one fault:
 * `latency_ms` delays every answer.
 
 The "after" kinds are the dangerous ones for a client: the request *was* applied.
+
+The node face has read faults of its own (`NodeReadFaults`, from `[paper.node]`): a
+`by_hash` 404 for a transaction the node holds, committed or pending (`by_hash_404`: a
+pruned or load-balanced node), and an account read or account transaction listing answered
+from an older ledger state, headers included (`stale_account`: a lagging node).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from enum import StrEnum
 
 from bot.config import PaperFaultSettings
 
-__all__ = ["Fault", "FaultPlan"]
+__all__ = ["Fault", "FaultPlan", "NodeReadFault", "NodeReadFaults"]
 
 
 class Fault(StrEnum):
@@ -73,3 +78,31 @@ class FaultPlan:
             roll -= probability
         self.counts[Fault.NONE] += 1
         return Fault.NONE
+
+
+class NodeReadFault(StrEnum):
+    """A lie a node's read may tell."""
+
+    BY_HASH_404 = "by_hash_404"
+    STALE_ACCOUNT = "stale_account"
+
+
+@dataclass
+class NodeReadFaults:
+    """Draws the node's read faults, seeded; each kind is a probability per read."""
+
+    by_hash_404: float = 0.0
+    stale_account: float = 0.0
+    seed: int = 11
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)  # noqa: S311 - simulation, not crypto
+        self.counts: dict[NodeReadFault, int] = dict.fromkeys(NodeReadFault, 0)
+
+    def draw(self, kind: NodeReadFault) -> bool:
+        """True when this read of `kind` lies (no draw at all while the kind is off)."""
+        probability = self.by_hash_404 if kind is NodeReadFault.BY_HASH_404 else self.stale_account
+        if probability <= 0 or self._rng.random() >= probability:
+            return False
+        self.counts[kind] += 1
+        return True

@@ -153,6 +153,10 @@ def _node_settings(settings: PaperSettings) -> NodeSettings:
         consume_sequence=node.consume_sequence,
         lose_first=node.lose_first,
         drop_first_answers=node.drop_first_answers,
+        foreign_first=node.foreign_first,
+        by_hash_404=node.by_hash_404,
+        stale_account=node.stale_account,
+        stale_seconds=node.stale_seconds,
     )
 
 

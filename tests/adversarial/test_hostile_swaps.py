@@ -28,11 +28,13 @@ RISK = RiskSettings(max_slippage_percent=Decimal(1), per_transaction_caps={"APT"
 
 
 def scaled(text: Any, factor: Decimal) -> str:
-    """A decimal string (or RawJson number) times `factor`, whole base units kept whole."""
-    value = Decimal(str(text)) * factor
-    return str(
-        value.to_integral_value() if Decimal(str(text)) == int(Decimal(str(text))) else value
-    )
+    """A human amount (decimal string or RawJson number) times `factor`, exact."""
+    return str(Decimal(str(text)) * factor)
+
+
+def scaled_units(text: Any, factor: Decimal) -> str:
+    """A base-unit amount (decimal string) times `factor`, rounded down to a whole unit."""
+    return str(int(Decimal(str(text)) * factor))
 
 
 def quote_edit(change: Callable[[dict[str, Any], list[Any], dict[str, Any]], None]) -> Any:
@@ -49,7 +51,7 @@ def quote_edit(change: Callable[[dict[str, Any], list[Any], dict[str, Any]], Non
 def integrator_fee_to_a_third_party(body: Any, args: list[Any], quote: Any) -> None:
     # 2% to a third address (router arguments 18-19), the quote scaled to agree with it.
     args[18], args[19] = "11000000000020000", THIEF
-    args[17] = scaled(args[17], Decimal("0.98"))
+    args[17] = scaled_units(args[17], Decimal("0.98"))
     for name in ("toTokenAmount", "minToTokenAmount"):
         quote[name] = RawJson(scaled(quote[name], Decimal("0.98")))
 
@@ -57,14 +59,14 @@ def integrator_fee_to_a_third_party(body: Any, args: list[Any], quote: Any) -> N
 def scaled_quote_amounts(body: Any, args: list[Any], quote: Any) -> None:
     # Sells 4 APT instead of 1, and every amount in the answer says so.
     body["fromTokenAmount"] = RawJson(scaled(body["fromTokenAmount"], Decimal(4)))
-    args[16] = [scaled(a, Decimal(4)) for a in args[16]]
-    args[17] = scaled(args[17], Decimal(4))
+    args[16] = [scaled_units(a, Decimal(4)) for a in args[16]]
+    args[17] = scaled_units(args[17], Decimal(4))
     for name in ("toTokenAmount", "minToTokenAmount"):
         quote[name] = RawJson(scaled(quote[name], Decimal(4)))
 
 
 def sold_amount_times_four(body: Any, args: list[Any], quote: Any) -> None:
-    args[16] = [scaled(a, Decimal(4)) for a in args[16]]
+    args[16] = [scaled_units(a, Decimal(4)) for a in args[16]]
 
 
 def fee_added_to_the_route(body: Any, args: list[Any], quote: Any) -> None:
@@ -81,7 +83,7 @@ def no_minimum_on_chain(body: Any, args: list[Any], quote: Any) -> None:
 def a_worse_route_told_consistently(body: Any, args: list[Any], quote: Any) -> None:
     for name in ("toTokenAmount", "minToTokenAmount"):
         quote[name] = RawJson(scaled(quote[name], Decimal("0.9")))
-    args[17] = scaled(args[17], Decimal("0.9"))
+    args[17] = scaled_units(args[17], Decimal("0.9"))
 
 
 def pays_a_third_party(body: Any, args: list[Any], quote: Any) -> None:
@@ -228,3 +230,48 @@ async def test_a_cancel_that_withdraws_another_order_is_refused(tmp_path: Path) 
         assert r.world.chain.submitted == submitted  # nothing signed
         assert {r.world.market.limit.get(o).status for o in orders} == {"active"}
         assert_conserved(r)
+
+
+def prices_lie_about(symbol: str, factor: Decimal, r: HostileRig) -> Any:
+    """An edit of `/prices`: one token's USD price times `factor`."""
+    keys = set(r.world.market.tokens.find(symbol).keys)
+
+    def edit(body: Any) -> Any:
+        for record in body if isinstance(body, list) else []:
+            if {record.get("tokenAddress"), record.get("faAddress")} & keys:
+                record["usdPrice"] = RawJson(scaled(record["usdPrice"], factor))
+        return body
+
+    return edit
+
+
+@pytest.mark.parametrize("reference", ["provider", "pyth"])
+async def test_a_provider_lying_in_prices_and_quote_alike_is_caught_only_on_chain(
+    tmp_path: Path, reference: str
+) -> None:
+    """USDC "worth" 10% more on /prices, and a route 9% short that agrees with it.
+
+    The provider's own feed cannot see it (the trust model says so, and doctor warns); the
+    independent on-chain reference refuses it.
+    """
+    risk = RISK.model_copy(update={"reference": reference})
+    async with hostile_rig(tmp_path, risk=risk) as r:
+        r.snapshot(WALLET, THIEF)
+        r.proxy.edits["/prices"] = prices_lie_about("USDC", Decimal("1.1"), r)
+        r.proxy.edits["/swap"] = quote_edit(a_worse_route_by(Decimal(1) / Decimal("1.1")))
+        result = await r.executor.execute(
+            "s1", Swap(key="sw-1", sell="APT", buy="USDC", sell_amount=Decimal(1))
+        )
+        if reference == "provider":
+            assert result.state == "confirmed", result.detail  # the feed's blind spot
+        else:
+            assert_refused(r, result, "off the reference price (Pyth on-chain prices)")
+
+
+def a_worse_route_by(factor: Decimal) -> Callable[[Any, list[Any], Any], None]:
+    def change(body: Any, args: list[Any], quote: Any) -> None:
+        for name in ("toTokenAmount", "minToTokenAmount"):
+            quote[name] = RawJson(scaled(quote[name], factor))
+        args[17] = scaled_units(args[17], factor)
+
+    return change

@@ -26,7 +26,7 @@ from tests.support.paper_signing import address_of, fixed_key
 
 @pytest.mark.chaos
 def test_ten_kills_leave_every_intent_applied_exactly_once(tmp_path: Path) -> None:
-    report = run_chaos(ChaosOptions(kills=10, seed=11, folder=tmp_path))
+    report = run_chaos(ChaosOptions(kills=10, seed=11, folder=tmp_path, read_faults=0.2))
     found = report.audit
     assert report.kills == 10
     assert len(report.modes) >= 3, report.modes  # not ten times the same kind of kill

@@ -7,7 +7,8 @@ against a journal file in `tmp_path`:
 1. `execute` with `BOT_FAILPOINT` set: the process kills itself right after the intent
    commit (`after_intent`), right after the request went out (`after_send`: the provider
    may or may not have applied it), after the response but before it was recorded
-   (`after_response`), or between signing and submitting (`before_submit`);
+   (`after_response`), between signing and submitting (`before_submit`), or after the
+   created order was journaled but before the intent was confirmed (`after_order`);
 2. `reconcile` without it (a long grace: nothing is failed early); an intent still unknown
    is reconciled again with a short grace, once any transaction it signed can no longer
    land (committed, or unknown to the node past its expiration);
@@ -18,6 +19,12 @@ Then, read from the journal file and from the paper world over HTTP: the intent 
 otherwise; at most one committed transaction per intent and the account's sequence
 number equal to the committed transactions; every order's and intent's history a chain
 from None to its current state.
+
+Reconciliation links an order to an intent only on evidence the bot produced (its journaled
+order, a deposit it signed). An escrow-style createOrder applied by the provider whose answer
+never came back (or died with the process before it was journaled) leaves none: that intent
+is held `unknown` (never linked on the order's looks, never failed into a second order), its
+order unlinked in the journal.
 """
 
 from __future__ import annotations
@@ -191,6 +198,21 @@ def assert_chain(states: list[tuple[str | None, str]], current: str, what: str) 
     assert states[-1][1] == current, f"{what}: history ends at {states[-1][1]}, not {current}"
 
 
+def assert_held(rig: Rig, intent_id: int, action: str) -> None:
+    """An applied create whose answer was lost: one order at the provider, in the journal
+    unlinked; the intent unknown, a rerun of its key a duplicate; nothing signed."""
+    again = rig.result("execute", action=action)
+    assert (again["duplicate"], again["intent_id"], again["state"]) == (True, intent_id, "unknown")
+    [(kind, order_id, _status)] = rig.provider_orders()
+    with rig.journal() as journal:
+        final = journal.intent(intent_id)
+        stored = journal.order(kind, order_id)
+        assert journal.transactions() == []
+    assert final is not None and (final.state, final.order_id) == ("unknown", None)
+    assert stored is not None and stored.intent_id is None and stored.strategy is None
+    assert rig.sequence_number() == 0
+
+
 CASES = [
     # (order style, action, failpoint, runner switch). At `after_send` the request has
     # usually not left a fresh process 5 ms later (it is still connecting): `--warm-up`
@@ -204,6 +226,8 @@ CASES = [
     ("escrow", "create_dca", "after_send", "--warm-up"),
     ("escrow", "create_dca", "after_send", "--throttle"),
     ("escrow", "create_dca", "after_response", ""),
+    ("onchain", "create_dca", "after_order", ""),
+    ("escrow", "create_dca", "after_order", ""),
 ]
 
 
@@ -223,20 +247,31 @@ def test_a_crash_window_reconciles_to_one_effect(
         with rig.journal() as journal:
             [intent] = journal.intents()
             left = journal.transactions(intent_id=intent.id)
+            journaled = [o for o in journal.orders(wallet=WALLET) if o.intent_id == intent.id]
         assert intent.state == ("planned" if failpoint == "after_intent" else "sent")
         if failpoint == "before_submit":  # the hash is durable before the bytes leave
             assert [t.state for t in left] == ["signed"]
             assert rig.node_transaction(left[0].hash)[0] is None  # and they never left
+        elif failpoint == "after_order" and style == "onchain":  # the deposit committed
+            assert [t.state for t in left] == ["committed"]
         else:
             assert left == []
+        assert len(journaled) == (failpoint == "after_order")
 
         # 2. restart: reconcile (nothing failed early), then again once nothing can land
         first = rig.result("reconcile")
         [resolution] = first["resolutions"]
         if style == "escrow" and failpoint == "after_response":
-            assert resolution["state"] == "confirmed"  # the provider answered: it is there
+            # The provider answered, the answer died with the process: it is there, but
+            # nothing the bot produced names it. Never linked on its looks.
+            assert (resolution["state"], rig.provider_orders()[0][2]) == ("unknown", "active")
         if switch == "--throttle":  # it never left: nothing to find, nothing failed early
             assert resolution["state"] == "unknown" and rig.provider_orders() == []
+        if failpoint == "after_order":  # its own journaled order: confirmed at once, never failed
+            assert (resolution["state"], resolution["order_id"]) == (
+                "confirmed",
+                journaled[0].order_id,
+            )
         if resolution["state"] == "unknown":
             with rig.journal() as journal:
                 signed = journal.transactions(intent_id=intent.id)
@@ -247,6 +282,10 @@ def test_a_crash_window_reconciles_to_one_effect(
             time.sleep(max(0.0, SHORT_GRACE + 0.1 - age))
             second = rig.result("reconcile", grace=SHORT_GRACE)
             [resolution] = second["resolutions"]
+        if resolution["state"] == "unknown" and resolution["detail"].startswith("held: "):
+            assert style == "escrow" and failpoint in ("after_send", "after_response"), resolution
+            assert_held(rig, intent.id, action)
+            return
         assert resolution["state"] in SETTLED, resolution
 
         # 3. the same key again: a duplicate, nothing new
@@ -277,7 +316,7 @@ def test_a_crash_window_reconciles_to_one_effect(
             assert linked.order_id == final.order_id and linked.strategy == "crash"
         else:
             assert provider == [], provider
-            assert final.order_id is None
+            # A failed create may name the order its answer proposed; none was journaled.
             assert [o for o in orders if o.intent_id == final.id] == []
         assert {o.order_id for o in orders} == {o[1] for o in provider}
         for order in orders:

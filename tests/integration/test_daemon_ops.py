@@ -126,6 +126,7 @@ class Setup:
             f'[scheduler]\nstrategy_dirs = ["{self.folder / "plugins"}"]\n'
             "tracker_interval_seconds = 2\n"
             "[daemon]\nheartbeat_seconds = 1\nwatchdog_stall_seconds = 2\n"
+            f'lock_dir = "{self.folder / "locks"}"\n'
             f'[paper]\nclock = "{clock}"\n{speed}api_keys = ["k"]\n'
             "rate_limit_per_second = 1000.0\nrate_limit_burst = 1000\n"
             f'funding = [{{ wallet = "{self.wallet}", token = "APT", amount = "3" }}]\n'

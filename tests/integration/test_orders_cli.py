@@ -18,7 +18,7 @@ from bot.clock import RealClock
 from bot.config import load_settings
 from bot.engine.actions import CreateLimit
 from bot.engine.commands import process_commands
-from bot.engine.wallet_lock import WalletLock, lock_dir_for
+from bot.engine.wallet_lock import WalletLock, lock_dir
 from bot.journal import Journal
 from tests.support.paper_server import PAPER_KEY, ROOT, paper_serve
 
@@ -31,6 +31,7 @@ def setup(tmp_path: Path) -> Iterator[tuple[Path, Path, str]]:
     config.write_text(
         'mode = "paper"\n'
         f'[journal]\nurl = "sqlite:///{tmp_path / "bot.db"}"\n'
+        f'[daemon]\nlock_dir = "{tmp_path / "locks"}"\n'
         f'[wallet]\nkey_file = "{key_file}"\n'
         "[paper]\n"
         'clock = "accelerated"\nspeed = 60.0\norder_style = "onchain"\n'
@@ -96,7 +97,7 @@ def test_cancel_while_the_daemon_holds_the_wallet_goes_through_the_daemon(
     settings = load_settings(config)
     order_id = asyncio.run(create_order(config))
     assert str(account_address(load_private_key(key_file, None))) == wallet
-    lock = WalletLock(lock_dir_for(settings.journal.url), wallet)
+    lock = WalletLock(lock_dir(settings.daemon.lock_dir), wallet)
     assert lock.try_acquire()  # this test process plays the running daemon
     try:
         env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}

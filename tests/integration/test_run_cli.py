@@ -64,7 +64,7 @@ def test_run_paper_demo_stops_cleanly_and_restarts_without_duplicates(tmp_path: 
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=clean_env(),
+            env=clean_env(BOT_DAEMON__LOCK_DIR=str(tmp_path / "locks")),
             cwd=tmp_path,
         )
         time.sleep(seconds)

@@ -29,6 +29,7 @@ from bot.chain import (
     SignerPolicy,
     SimulationFailed,
 )
+from bot.chain.errors import ForeignSigner, WalletPaused
 from bot.chain.policy import ROUTER_FUNCTION
 from bot.chain.settings import SignerSettings
 from tests.support.paper_server import PAPER_KEY, paper_serve
@@ -175,21 +176,25 @@ async def test_a_failing_simulation_stops_with_the_vm_status(tmp_path: Path) -> 
     assert seq == 0
 
 
-async def test_a_sequence_number_used_by_another_process_is_recovered(tmp_path: Path) -> None:
+async def test_a_sequence_number_used_by_another_signer_stops_the_bot(tmp_path: Path) -> None:
+    # Another signer (a second bot, a wallet app) takes sequence number 1 with the same
+    # key: a transaction the journal does not know. The bot says so and signs nothing more.
     with served(tmp_path) as url:
         signer = make_signer(url, InMemoryRecorder())
         q = await quote(url)
         assert (await signer.execute(q["txData"], intent_for(q))).success
-        # Another process signs with the same key and takes sequence number 1.
         async with httpx.AsyncClient(base_url=url, timeout=10) as client:
             data = await build_signed(client, KEY, q["txData"], sequence_number=1)
-            assert (
-                await client.post("/v1/transactions", content=data, headers=BCS)
-            ).status_code == 202
+            answer = await client.post("/v1/transactions", content=data, headers=BCS)
+            assert answer.status_code == 202
         q2 = await quote(url)
-        outcome = await signer.execute(q2["txData"], intent_for(q2))
+        with pytest.raises(ForeignSigner) as info:
+            await signer.execute(q2["txData"], intent_for(q2))
+        assert (info.value.sequence_number, info.value.foreign_hash) == (1, answer.json()["hash"])
+        with pytest.raises(WalletPaused):
+            await signer.execute(q2["txData"], intent_for(q2))
         seq, _ = await chain_state(url)
-    assert outcome.success and outcome.sequence_number == 2 and seq == 3
+    assert seq == 2  # nothing of ours after the foreign transaction
 
 
 async def test_a_lost_answer_is_resolved_by_hash_without_a_second_transaction(

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bot.chain import new_key_file
-from bot.engine.wallet_lock import WalletLock, lock_dir_for
+from bot.engine.wallet_lock import WalletLock
 from bot.journal import Journal
 from bot.ops.status_file import DaemonStatus, StrategyStatus, status_path, write_status
 from tests.support.cli import ROOT, run_bot
@@ -83,6 +83,14 @@ def doctor_config(path: Path, url: str, key: Path, extra: str = "") -> Path:
     )
 
 
+def api_key_file(folder: Path) -> Path:
+    """The paper world's API key in a 0600 file (a secret is never written in the config)."""
+    path = folder / "api-key"
+    path.write_text(PAPER_KEY + "\n")
+    path.chmod(0o600)
+    return path
+
+
 # --- doctor -------------------------------------------------------------------------------
 
 
@@ -93,12 +101,17 @@ def test_doctor_passes_against_the_served_paper_world(
     result = bot("-c", str(doctor_config(tmp_path / "bot.toml", url, key)), "doctor")
     assert result.returncode == 0, result.stdout + result.stderr
     found = checks(result)
-    assert len(found) == 13
-    assert {name for name, (outcome, _) in found.items() if outcome != "PASS"} == {"clock skew"}
+    assert len(found) == 14
+    assert {name for name, (outcome, _) in found.items() if outcome != "PASS"} == {
+        "clock skew",
+        "swap reference price",
+    }
     assert found["clock skew"] == ("SKIP", "skipped (paper clock: stepped)")
+    assert found["swap reference price"][0] == "WARN"
+    assert "provider's own /prices feed" in found["swap reference price"][1]
     assert found["node chain id"] == ("PASS", "node says 4, config says 4")
     assert found["token balances"] == ("PASS", "10 APT, 500 USDC")
-    assert result.stdout.strip().splitlines()[-1].endswith("0 failed, 1 skipped")
+    assert result.stdout.strip().splitlines()[-1].endswith("0 failed, 1 warning, 1 skipped")
     assert PAPER_KEY not in result.stdout + result.stderr
     assert key.read_text().strip() not in result.stdout + result.stderr
 
@@ -125,7 +138,7 @@ def test_doctor_live_checks_the_api_and_chain_sections(
 ) -> None:
     url, key, _ = world
     extra = (
-        f'\n[api]\nbase_url = "{url}"\napi_key = "{PAPER_KEY}"\n'
+        f'\n[api]\nbase_url = "{url}"\napi_key_file = "{api_key_file(tmp_path)}"\n'
         f'\n[chain]\nnode_url = "{url}/v1"\nchain_id = 4\n'
     )
     config = doctor_config(tmp_path / "bot.toml", "", key, extra)
@@ -166,7 +179,7 @@ def test_doctor_fails_on_an_unreachable_node(world: tuple[str, Path, str], tmp_p
     url, key, _ = world
     port = closed_port()
     body = (
-        f'[api]\nbase_url = "{url}"\napi_key = "{PAPER_KEY}"\n'
+        f'[api]\nbase_url = "{url}"\napi_key_file = "{api_key_file(tmp_path)}"\n'
         f'\n[chain]\nnode_url = "http://127.0.0.1:{port}/v1"\nchain_id = 4\n'
     )
     config = doctor_config(tmp_path / "bot.toml", "", key, "\n" + body)
@@ -195,6 +208,7 @@ def status_config(tmp_path: Path, heartbeat: int = 60) -> tuple[Path, str]:
     config = tmp_path / "bot.toml"
     config.write_text(
         f'[journal]\nurl = "{url}"\n\n[daemon]\nheartbeat_seconds = {heartbeat}\n'
+        f'lock_dir = "{tmp_path / "locks"}"\n'
         '\n[risk]\ndaily_spend_caps = { USDC = "100" }\n'
     )
     return config, url
@@ -231,7 +245,7 @@ def test_status_of_a_running_daemon_exits_0_with_stable_json(tmp_path: Path) -> 
     config, url = status_config(tmp_path)
     wallet = "0x" + "5e" * 32
     fake_daemon_status(url, wallet, datetime.now(UTC))
-    with WalletLock(lock_dir_for(url), wallet):  # the "daemon" (this process) holds it
+    with WalletLock(tmp_path / "locks", wallet):  # the "daemon" (this process) holds it
         human = bot("-c", str(config), "status")
         machine = bot("-c", str(config), "status", "--json")
     assert human.returncode == 0, human.stdout + human.stderr
@@ -252,7 +266,7 @@ def test_status_of_a_stale_daemon_exits_1(tmp_path: Path) -> None:
     config, url = status_config(tmp_path, heartbeat=10)
     wallet = "0x" + "5e" * 32
     fake_daemon_status(url, wallet, datetime.now(UTC) - timedelta(seconds=45))
-    with WalletLock(lock_dir_for(url), wallet):
+    with WalletLock(tmp_path / "locks", wallet):
         result = bot("-c", str(config), "status")
     assert result.returncode == 1
     assert "UNHEALTHY: stale: the status file was last updated 4" in result.stdout

@@ -62,6 +62,10 @@ class ChaosOptions:
     random_delay: tuple[float, float] = (0.3, 5.0)
     settle_seconds: float = 6.0
     """How long the final clean run trades before SIGTERM."""
+    read_faults: float = 0.0
+    """Rate of node read faults: `by_hash` 404s for held transactions, stale account reads."""
+    order_style: str = "onchain"
+    """The world's order style: "onchain" (deposits signed by the bot) or "escrow"."""
 
 
 @dataclass
@@ -109,11 +113,18 @@ class ChaosReport:
 
 def rig_options(options: ChaosOptions) -> RigOptions:
     """The chaos world: some latency (mid-request windows) and delayed commits."""
+    node_faults = (
+        {"by_hash_404": str(options.read_faults), "stale_account": str(options.read_faults)}
+        if options.read_faults
+        else {}
+    )
     return RigOptions(
         speed=options.speed,
         seed=options.seed,
+        order_style=options.order_style,
         commit_delay_real_seconds=options.commit_delay,
         provider_faults={"latency_ms": str(LATENCY_MS)},
+        node_faults=node_faults,
     )
 
 

@@ -21,6 +21,9 @@ branch of that window (execute):
 * `--throttle`: the same getOrders uses up the client's one token (one request per 5 s), so
   the action's request waits in the rate limiter and never leaves the process.
 
+`BOT_FAILPOINT=after_order` (execute) kills the process right after the executor journals
+the order it created, before the intent is confirmed (the executor's own failpoint).
+
 Stdout carries exactly one line of JSON (the result); logs go to stderr. The wallet is
 `address_of(fixed_key(LABEL))`; times come from the wall clock (`RealClock`), while the
 paper world runs on its own accelerated clock.
@@ -164,7 +167,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 grace=timedelta(seconds=args.grace_seconds),
             )
             out["resolutions"] = [
-                {"intent_id": r.intent_id, "state": r.state, "order_id": r.order_id}
+                {
+                    "intent_id": r.intent_id,
+                    "state": r.state,
+                    "order_id": r.order_id,
+                    "detail": r.detail,
+                }
                 for r in await reconciler.run()
             ]
         out["poll"] = _report(await tracker.poll())

@@ -10,7 +10,8 @@ exits by itself (each such restart is counted: the target is 0). Profiles:
 * `heavy`: 20% of provider requests — 429 with Retry-After, 500, a timeout (answered
   after the client gave up: applied), the connection dropped after the request was
   applied, a truncated body (applied) in equal shares — and 20% of submissions (mempool
-  full: refused; lost: accepted, never committed).
+  full: refused; lost: accepted, never committed); node reads lie too: 10% of `by_hash`
+  answers are 404 for a transaction the node holds, 10% of account reads are stale.
 
 Measured: the client's requests, retries and errors by kind (from the daemon's own
 counters, stamped after every tracker poll), the signer's resends and re-signings (from
@@ -48,7 +49,7 @@ PROFILES: Final[Mapping[str, tuple[dict[str, str], dict[str, str]]]] = {
     "heavy": (
         {k: _EACH_HEAVY for k in ("rate_limited", "server_error", "timeout")}
         | {"drop_after_apply": _EACH_HEAVY, "malformed_body": _EACH_HEAVY},
-        {"mempool_full": "0.1", "lost": "0.1"},
+        {"mempool_full": "0.1", "lost": "0.1", "by_hash_404": "0.1", "stale_account": "0.1"},
     ),
 }
 """Fault profile → (`[paper.faults]`, `[paper.node]`) settings."""

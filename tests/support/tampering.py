@@ -28,6 +28,7 @@ from bot.chain.policy import ROUTER_FUNCTION
 from bot.chain.settings import SignerSettings
 from bot.config import ChainSettings, PaperFunding, PaperSettings, RiskSettings
 from bot.engine.executor import Executor
+from bot.engine.reference import build_reference
 from bot.engine.swap_bounds import SwapLimits
 from bot.journal import Journal
 from bot.paper.core.modules import order_function
@@ -154,6 +155,7 @@ async def hostile_rig(
             wallet=WALLET,
             tokens=world.market.tokens.book,
             signer=signer,
+            reference=build_reference(risk, world.market.tokens.book, client, node),
             limits=SwapLimits(risk.max_reference_deviation_percent, risk.max_slippage_percent),
         )
         try:

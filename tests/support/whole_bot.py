@@ -178,6 +178,7 @@ class Rig:
         lines = [
             f'[journal]\nurl = "{self.journal_url}"',
             f'[wallet]\nkey_file = "{self.key_file}"',
+            f'[daemon]\nlock_dir = "{self.folder / "locks"}"',
             '[log]\nformat = "json"\nlevel = "info"',
             f"[api]\nread_timeout_seconds = {o.read_timeout_seconds}\nmax_attempts = 4\n"
             "backoff_base_seconds = 0.1\nbackoff_cap_seconds = 2.0",

@@ -4,13 +4,16 @@ Admission (`submit`) checks what a node checks, with the shared codec: the BCS d
 the Ed25519 signature verifies and its key is the sender's, the chain id, the expiration
 against the ledger timestamp (the paper clock), the sequence number, gas money. Accepted
 transactions wait in a per-account queue and commit in sequence-number order when due
-(`process`): a gap waits until it fills or the transaction expires. Execution runs the
-call (`execute.py`) inside a ledger savepoint: an abort undoes every effect but the gas.
-`simulate` runs the same code and undoes everything.
+(`process`): a gap waits until it fills or the transaction expires; one whose number
+another transaction used is dropped. Execution runs the call (`execute.py`) inside a
+ledger savepoint: an abort undoes every effect but the gas. `simulate` runs the same code
+and undoes everything. Another signer of an account can be played (`commit_foreign`):
+its transaction uses the account's next number and does nothing else (`chain_history.py`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -31,6 +34,7 @@ from bot.aptos.transactions import (
     transaction_hash,
     verify_signature,
 )
+from bot.paper.core.chain_history import ForeignTx
 from bot.paper.core.execute import Executor, TxEffects
 from bot.paper.core.market import PaperMarket
 from bot.paper.core.modules import ModuleRegistry
@@ -95,7 +99,15 @@ class NodeSettings:
     lose_first: int = 0
     """Deterministic faults for tests: lose the first N accepted transactions…"""
     drop_first_answers: int = 0
-    """…and drop the answer to the first N accepted submissions (they are applied)."""
+    """…and drop the answer to the first N accepted submissions (they are applied)…"""
+    foreign_first: int = 0
+    """…and let another signer take the number of the first N accepted transactions."""
+    by_hash_404: float = 0.0
+    """Read fault: `by_hash` answers 404 for a transaction the node holds."""
+    stale_account: float = 0.0
+    """Read fault: an account read (or listing) answers from an older ledger state."""
+    stale_seconds: float = 30.0
+    """How much ledger time a stale read lags."""
 
 
 @dataclass
@@ -158,6 +170,38 @@ class PaperChain:
         record = self._by_hash.get(tx_hash.lower())
         return None if record is None or record.lost else record
 
+    @property
+    def foreign(self) -> dict[str, ForeignTx]:
+        """Transactions another signer committed, by hash (snapshots before #15 have none)."""
+        found: dict[str, ForeignTx] = self.__dict__.setdefault("_foreign", {})
+        return found
+
+    def foreign_transaction(self, tx_hash: str) -> ForeignTx | None:
+        """A transaction another signer committed, by hash."""
+        return self.foreign.get(tx_hash.lower())
+
+    def commit_foreign(self, sender: str) -> ForeignTx:
+        """Another signer of `sender` commits a transaction with its next sequence number.
+
+        It does nothing else (the paper world cannot know what it did; it costs no gas).
+        A transaction of ours waiting with that number can then never commit.
+        """
+        number = self.sequence_number(sender)
+        self.version += 1
+        digest = hashlib.sha256(f"foreign:{sender}:{number}:{self.version}".encode()).hexdigest()
+        now = self.market.now
+        record = ForeignTx(
+            hash="0x" + digest,
+            sender=sender,
+            sequence_number=number,
+            version=self.version,
+            committed_at=now,
+            expiration=int(now.timestamp()) + 60,
+        )
+        self.foreign[record.hash] = record
+        self.sequence[sender] = number + 1
+        return record
+
     def pending_count(self) -> int:
         """Transactions waiting in the mempool."""
         return sum(len(queue) for queue in self._pending.values())
@@ -219,8 +263,7 @@ class PaperChain:
             return known  # the same bytes again (even once committed): idempotent, as a node is
         sender = str(sender_address(signed))
         if self._draw(self.settings.consume_sequence) and self.account_exists(sender):
-            # Another process used this account's next sequence number.
-            self.sequence[sender] = self.sequence_number(sender) + 1
+            self.commit_foreign(sender)  # another signer used this account's next number
         sender = self._check(signed, simulation=False)
         if self.pending_count() >= self.settings.mempool_capacity or self._draw(
             self.settings.mempool_full
@@ -252,6 +295,8 @@ class PaperChain:
         self.submitted += 1
         if not record.lost:
             self._pending.setdefault(sender, {})[record.sequence_number] = record
+            if len(self.foreign) < self.settings.foreign_first:
+                self.commit_foreign(sender)  # another signer's transaction gets there first
         return record
 
     def transactions(self) -> list[TxRecord]:
@@ -277,8 +322,11 @@ class PaperChain:
         for sender in list(self._pending):
             queue = self._pending[sender]
             for seq in sorted(queue):
-                if queue[seq].expiration * 1_000_000 <= self.ledger_timestamp_us:
-                    queue.pop(seq).lost = True  # expired before it could run: never executed
+                expired = queue[seq].expiration * 1_000_000 <= self.ledger_timestamp_us
+                if expired or seq < self.sequence_number(sender):
+                    # Expired before it could run, or its number used by another
+                    # transaction: never executed.
+                    queue.pop(seq).lost = True
             while (ready := queue.get(self.sequence_number(sender))) is not None:
                 if ready.commit_at > now:
                     break

@@ -194,7 +194,8 @@ class DcaEngine(OrderEngineBase[DcaOrder]):
         order.orders_done += 1
         if order.orders_done < order.orders_total:
             at = order.slot_time(order.orders_done)
-            assert at is not None
+            if at is None:  # a slot before orders_total always has a time
+                raise ValueError(f"DCA order {order.order_id} has no slot {order.orders_done}")
             self._schedule(order, at)
             return
         order.next_at = None

@@ -349,7 +349,8 @@ class PriceBook:
         spec = next((self._specs[k] for k in keys if k in self._specs), None)
         visible = spec is not None or token is None or not self._hidden(token)
         if spec is None:
-            assert token is not None  # an unregistered key has a replay or a spec
+            if token is None:  # an unregistered key has a replay or a spec
+                raise ValueError(f"no price series for unknown token {key}")
             spec = self._spec_factory(token, self.seed)
         return RandomWalkPath(spec, self.origin, derive_seed(self.seed, "walk", key)), visible
 

@@ -230,7 +230,8 @@ def quote_swap(
             raise SwapError("amount too small: the swap would give nothing")
         total_in = amount_in
     else:
-        assert amount_out is not None
+        if amount_out is None:
+            raise SwapError("give amount_in or amount_out")
         if amount_out <= 0:
             raise SwapError("amount must be positive")
         try:
@@ -346,9 +347,12 @@ def execute_swap(
         SwapError: the pool cannot serve it.
         InsufficientFunds: the payer lacks the amount (from the ledger).
     """
-    same = quoted is not None and not adverse_pct and not integrator_fee_pct
-    if same and _same_trade(quoted, sell, buy, exact_in, amount_in, amount_out):
-        assert quoted is not None
+    same = not adverse_pct and not integrator_fee_pct
+    if (
+        same
+        and quoted is not None
+        and _same_trade(quoted, sell, buy, exact_in, amount_in, amount_out)
+    ):
         terms = quoted
     else:
         terms = quote_swap(

@@ -13,6 +13,7 @@ paper node does (`gas_in_balance_changes=True`: folded into the sender's APT del
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import deque
 from collections.abc import Callable
@@ -146,6 +147,13 @@ class FakeNode:
         self.fill_ratio = Decimal("1.01")
         self.auto_commit = True
         self.on_submit: Callable[[str], None] | None = None
+        self.after_admit: Callable[[str], None] | None = None  # once in the mempool
+        # Read faults (a lagging, pruned or load-balanced node).
+        self.hide_by_hash: set[str] = set()  # by_hash answers 404 for these, even committed
+        self.hide_all_by_hash = False  # …or for every hash
+        self.stale_accounts: deque[tuple[int, int]] = deque()  # next account reads: (seq, µs)
+        self.hide_account_transactions = False  # the account listing shows nothing
+        self.foreign: list[str] = []  # hashes of transactions another signer committed
 
     # --- set-up -------------------------------------------------------------------------
 
@@ -159,9 +167,33 @@ class FakeNode:
         account = self.accounts.get(owner)
         return account.balances.get(asset, 0) if account else 0
 
-    def consume_sequence(self, owner: Address) -> None:
-        """Another process used the account's next sequence number."""
-        self.accounts[owner].sequence_number += 1
+    def consume_sequence(self, owner: Address, *, shown: bool = True) -> str:
+        """Another signer commits a transaction with the account's next sequence number.
+
+        Returns its hash. `shown=False`: the node does not list it (pruned).
+        """
+        account = self.accounts[owner]
+        tx_hash = "0x" + hashlib.sha256(f"foreign{len(self.foreign)}".encode()).hexdigest()
+        self.version += 1
+        entry = {
+            "type": "user_transaction",
+            "version": str(self.version),
+            "hash": tx_hash,
+            "sender": str(owner),
+            "sequence_number": str(account.sequence_number),
+            "timestamp": str(self.ledger_us),
+            "success": True,
+            "vm_status": "Executed successfully",
+            "gas_used": "10",
+            "gas_unit_price": str(self.gas_unit_price),
+            "events": [],
+            "changes": [],
+        }
+        account.sequence_number += 1
+        self.foreign.append(tx_hash)
+        if shown:
+            self.committed[tx_hash] = entry
+        return tx_hash
 
     def advance(self, seconds: float) -> None:
         self.ledger_us += int(Decimal(str(seconds)) * 1_000_000)
@@ -248,9 +280,10 @@ class FakeNode:
         }
 
     def process(self) -> None:
-        """Drop expired mempool entries; commit every transaction whose turn it is."""
+        """Drop expired or outnumbered mempool entries; commit every one whose turn it is."""
         for tx_hash, pending in list(self.mempool.items()):
-            if pending.expiration <= self.ledger_secs:
+            used = pending.sequence_number < self.accounts[pending.sender].sequence_number
+            if pending.expiration <= self.ledger_secs or used:
                 del self.mempool[tx_hash]
         if not self.auto_commit:
             return
@@ -285,6 +318,7 @@ class FakeNode:
             return {}
         return {
             "x-aptos-chain-id": str(self.chain_id),
+            "x-aptos-ledger-version": str(self.version),
             "x-aptos-ledger-timestampusec": str(self.ledger_us),
         }
 
@@ -297,8 +331,38 @@ class FakeNode:
         request = await read_request(scope, receive)
         self.requests.append(f"{request.method} {request.path}")
         self.process()
+        headers = self._headers()
+        if request.method == "GET" and request.path.startswith("/v1/accounts/"):
+            parts = [p for p in request.path.split("/") if p]
+            if len(parts) == 3 and self.stale_accounts:  # a lagging node answers this one
+                sequence, ledger_us = self.stale_accounts.popleft()
+                if self.ledger_headers:
+                    headers["x-aptos-ledger-timestampusec"] = str(ledger_us)
+                    headers["x-aptos-ledger-version"] = "1"
+                account = self.accounts[Address.parse(parts[2])]
+                body = {
+                    "sequence_number": str(sequence),
+                    "authentication_key": "0x" + account.authentication_key.hex(),
+                }
+                await send_json(send, 200, body, headers=headers)
+                return
+            if len(parts) == 4 and parts[3] == "transactions":
+                start, limit = int(request.param("start") or 0), int(request.param("limit") or 25)
+                listing = self._account_transactions(Address.parse(parts[2]), start, limit)
+                await send_json(send, 200, listing, headers=headers)
+                return
         status, body = self._route(request.method, request.path, request.body)
-        await send_json(send, status, body, headers=self._headers())
+        await send_json(send, status, body, headers=headers)
+
+    def _account_transactions(self, owner: Address, start: int, limit: int) -> list[Any]:
+        if self.hide_account_transactions:
+            return []
+        mine = [
+            tx
+            for tx in self.committed.values()
+            if tx["sender"] == str(owner) and int(tx["sequence_number"]) >= start
+        ]
+        return sorted(mine, key=lambda tx: int(tx["sequence_number"]))[:limit]
 
     def _route(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
         parts = [p for p in path.split("/") if p]
@@ -347,6 +411,10 @@ class FakeNode:
             return self._submit(body)
         if method == "GET" and rest[:2] == ["transactions", "by_hash"] and len(rest) == 3:
             tx_hash = rest[2].lower()
+            if self.hide_all_by_hash or tx_hash in self.hide_by_hash:
+                return self._error(
+                    404, "transaction_not_found", f"Transaction not found: {tx_hash}"
+                )
             if tx_hash in self.committed:
                 return 200, self.committed[tx_hash]
             if tx_hash in self.mempool:
@@ -438,6 +506,8 @@ class FakeNode:
             raw.max_gas_amount,
             raw.gas_unit_price,
         )
+        if self.after_admit is not None:
+            self.after_admit(tx_hash)
         self.process()
         return 202, pending_view
 

@@ -12,6 +12,7 @@ from bot.aptos.transactions import decode_signed_transaction, transaction_hash, 
 from bot.chain.errors import (
     AccountNotFound,
     ChainIdMismatch,
+    ForeignSigner,
     InvalidTxData,
     KeyMismatch,
     PolicyRefused,
@@ -19,6 +20,7 @@ from bot.chain.errors import (
     SubmitOutcomeUnknown,
     TransactionExpired,
     TransactionFailed,
+    WalletPaused,
 )
 from bot.chain.outcome import OutcomeStatus
 from tests.unit.chain.fake_node import APT, ESCROW, ORDERS_ADDRESS, FakeNode
@@ -211,24 +213,55 @@ async def test_two_in_flight_with_the_first_lost(strict: bool) -> None:
 
 
 async def test_sequence_consumed_elsewhere_found_by_simulation(harness: Harness) -> None:
+    # The node does not show the transaction that used number 1 (pruned): nothing proves
+    # a foreign signer, so the number is skipped.
     h = harness
     await h.signer.execute(router_txdata(), swap_intent())
-    h.fake.consume_sequence(SENDER)
+    h.fake.consume_sequence(SENDER, shown=False)
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     assert outcome.success and outcome.sequence_number == 2
     assert submitted_sequences(h) == [0, 2]
+
+
+async def test_sequence_used_by_a_foreign_transaction_found_by_simulation(
+    harness: Harness,
+) -> None:
+    h = harness
+    await h.signer.execute(router_txdata(), swap_intent())
+    foreign = h.fake.consume_sequence(SENDER)
+    with pytest.raises(ForeignSigner) as info:
+        await h.signer.execute(router_txdata(), swap_intent())
+    assert (info.value.sequence_number, info.value.foreign_hash) == (1, foreign)
+    assert submitted_sequences(h) == [0]  # nothing more signed
+    with pytest.raises(WalletPaused, match="paused"):
+        await h.signer.execute(router_txdata(), swap_intent())
+    assert submitted_sequences(h) == [0]
 
 
 @pytest.mark.parametrize("vm_error", [False, True])
 async def test_sequence_too_old_at_submit_resyncs_and_resigns(vm_error: bool) -> None:
     h = make_harness(FakeNode(strict_simulation_sequence=False, vm_error_sequence=vm_error))
     await h.signer.execute(router_txdata(), swap_intent())
-    h.fake.consume_sequence(SENDER)
+    h.fake.consume_sequence(SENDER, shown=False)
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     assert outcome.success and outcome.sequence_number == 2
     (rejected,) = outcome.previous
     assert rejected.status is OutcomeStatus.REJECTED and rejected.sequence_number == 1
     assert submitted_sequences(h) == [0, 1, 2]
+    await h.close()
+
+
+async def test_sequence_too_old_at_submit_because_of_a_foreign_signer() -> None:
+    h = make_harness(FakeNode(strict_simulation_sequence=False))
+    await h.signer.execute(router_txdata(), swap_intent())
+    foreign = h.fake.consume_sequence(SENDER)
+    with pytest.raises(ForeignSigner) as info:
+        await h.signer.execute(router_txdata(), swap_intent())
+    assert (info.value.sequence_number, info.value.foreign_hash) == (1, foreign)
+    rejected = info.value.outcome
+    assert rejected.status is OutcomeStatus.REJECTED and rejected.sequence_number == 1
+    assert submitted_sequences(h) == [0, 1]  # the refused one; nothing re-signed
+    assert h.signer.foreign_signer is info.value
     await h.close()
 
 

@@ -139,27 +139,36 @@ async def test_a_hostile_route_is_refused_and_the_refusal_journaled(tmp_path: Pa
         assert rig.world.chain.submitted == 0
 
 
-async def test_an_unreadable_answer_is_unknown_then_reconciled_to_the_one_order(
+async def test_an_unreadable_answer_is_held_never_linked_on_looks_nor_failed(
     tmp_path: Path,
 ) -> None:
     faults = PaperFaultSettings(malformed_body=Decimal(1), endpoints=["/dca/v1/createOrder"])
     async for rig in make_rig(tmp_path, order_style="escrow", faults=faults)():
         result = await rig.executor.execute("s1", dca())
         assert result.state == "unknown"
-        [order] = rig.provider_orders("dca")  # the provider did create it
+        [order] = rig.provider_orders("dca")  # the provider did create it; its answer was lost
+        clock = rig.world.market.clock
+        assert isinstance(clock, SteppedClock)
         reconciler = Reconciler(
             journal=rig.journal,
             client=rig.client,
-            clock=rig.world.market.clock,
+            clock=clock,
             wallet=WALLET,
             tokens=rig.world.market.tokens.book,
             node=rig.node,
+            grace=timedelta(minutes=10),
         )
-        [resolution] = await reconciler.run()
-        assert (resolution.state, resolution.order_id) == ("confirmed", order.order_id)
-        stored = rig.journal.order("dca", order.order_id)
-        assert stored is not None and stored.intent_id == result.intent_id
-        assert await reconciler.run() == []  # settled: nothing left to do
+        [early] = await reconciler.run()
+        assert (early.state, early.order_id) == ("unknown", None)
+        clock.advance(timedelta(minutes=11))
+        [late] = await reconciler.run()
+        # Nothing the bot produced links them (no answer, no deposit): the look-alike is not
+        # linked (it could be anyone's), nor is the intent failed (a second order).
+        assert (late.state, late.order_id) == ("unknown", None)
+        assert late.detail.startswith("held: ") and order.order_id in late.detail
+        intent = rig.journal.intent(result.intent_id)
+        assert intent is not None and (intent.state, intent.order_id) == ("unknown", None)
+        assert rig.journal.order("dca", order.order_id) is None
 
 
 async def test_an_intent_with_nothing_to_match_fails_after_the_grace_period(escrow: Rig) -> None:
@@ -197,3 +206,18 @@ async def test_an_intent_with_nothing_to_match_fails_after_the_grace_period(escr
     clock.advance(timedelta(minutes=11))
     [late] = await reconciler.run()
     assert late.state == "failed"
+
+
+@pytest.mark.parametrize("error", [RecursionError, AssertionError, KeyError])
+async def test_an_unexpected_error_mid_action_ends_unknown_never_stuck_sent(
+    onchain: Rig, error: type[Exception], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*_: object, **__: object) -> None:
+        raise error("a bug deep inside")
+
+    monkeypatch.setattr(onchain.client, "create_dca_order", broken)
+    result = await onchain.executor.execute("s1", dca(f"bug-{error.__name__}"))
+    assert result.state == "unknown"
+    assert f"unexpected {error.__name__}" in result.detail
+    intent = onchain.journal.intent(result.intent_id)
+    assert intent is not None and intent.state == "unknown"  # the reconciler settles it

@@ -64,7 +64,8 @@ def test_export_json_to_stdout_and_csv_to_file(tmp_path: Path) -> None:
 def test_export_errors(tmp_path: Path) -> None:
     missing = f"sqlite:///{tmp_path / 'missing.db'}"
     result = runner.invoke(app, ["export", "--format", "csv", "--url", missing])
-    assert result.exit_code == 1 and "no journal" in result.output
+    # A journal that cannot be opened is exit 2 for every verb (as `bot orders`).
+    assert result.exit_code == 2 and "no journal" in result.output
     assert not (tmp_path / "missing.db").exists()
     result = runner.invoke(app, ["export", "--format", "xml", "--url", missing])
     assert result.exit_code == 2

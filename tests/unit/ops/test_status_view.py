@@ -8,6 +8,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,8 +65,9 @@ def dead_pid() -> int:
     return process.pid
 
 
-def settings_for(tmp_path: Path, **extra: object) -> Settings:
-    return Settings(journal={"url": f"sqlite:///{tmp_path / 'bot.db'}"}, **extra)  # type: ignore[arg-type]
+def settings_for(tmp_path: Path, **extra: Any) -> Settings:
+    daemon = {"lock_dir": str(tmp_path), **extra.pop("daemon", {})}  # the locks of this test
+    return Settings(journal={"url": f"sqlite:///{tmp_path / 'bot.db'}"}, daemon=daemon, **extra)  # type: ignore[arg-type]
 
 
 # --- the wallet lock --------------------------------------------------------------------
