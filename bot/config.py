@@ -139,6 +139,10 @@ class ChainSettings(_Section):
     node_url: str = "https://api.mainnet.aptoslabs.com/v1"
     chain_id: int = Field(default=MAINNET_CHAIN_ID, ge=0, le=255)
     request_timeout_seconds: float = Field(default=20.0, gt=0)
+    request_deadline_seconds: float = Field(default=30.0, gt=0)
+    """Whole exchange (connect, headers, body) of one node request, however slow the bytes."""
+    max_response_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    """Larger node answers are refused while they stream."""
     allowed_functions: list[str] = Field(default_factory=lambda: [ROUTER_FUNCTION])
     """The only entry functions the signer will sign (add the order modules' here)."""
     gas_margin: Decimal = Field(default=Decimal("1.5"), ge=1)

@@ -33,7 +33,6 @@ import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from bot import __version__
-from bot.api.bounded import ACCEPT_ENCODING, BodyRefused, read_limited
 from bot.api.errors import (
     ApiError,
     MalformedResponse,
@@ -65,6 +64,7 @@ from bot.api.params import (
 from bot.api.resilience import Backoff, TokenBucket, parse_retry_after
 from bot.api.units import order_record_to_human
 from bot.api.wire import prefixed, unprefix_keys
+from bot.bounded_body import ACCEPT_ENCODING, BodyRefused, read_limited
 from bot.config import ApiSettings
 from bot.logging import get_logger, register_secret, register_url_secrets
 from bot.money import loads_exact

@@ -34,6 +34,7 @@ import httpx
 
 from bot.aptos.abi import AbiError, ModuleAbi
 from bot.aptos.address import Address
+from bot.bounded_body import ACCEPT_ENCODING, BodyRefused, read_limited
 from bot.chain.errors import (
     AccountNotFound,
     ChainIdMismatch,
@@ -74,6 +75,8 @@ __all__ = [
 BCS_SIGNED_TRANSACTION: Final = "application/x.aptos.signed_transaction+bcs"
 _NOT_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 _LOST: Final = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+_DECODED: Final = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+"""Headers that describe the body as sent, not as `read_limited` hands it on."""
 _HEADER_LEDGER_VERSION: Final = "x-aptos-ledger-version"
 
 _LedgerPoint = tuple[int | None, int | None]
@@ -97,6 +100,8 @@ class NodeClient:
         transport: httpx.AsyncBaseTransport | None = None,
         timeout_seconds: float = 20.0,
         connect_timeout_seconds: float = 5.0,
+        deadline_seconds: float = 30.0,
+        max_response_bytes: int = 4 * 1024 * 1024,
         max_attempts: int = 3,
         gas_price_ttl_seconds: float = 30.0,
         backoff_cap_seconds: float = 5.0,
@@ -115,11 +120,13 @@ class NodeClient:
         self._backoff_cap = backoff_cap_seconds
         self._sleep = sleep
         self._monotonic = monotonic
+        self._deadline = deadline_seconds
+        self._max_bytes = max_response_bytes
         timeout = httpx.Timeout(timeout_seconds, connect=connect_timeout_seconds)
         self._http = httpx.AsyncClient(
             timeout=timeout,
             transport=transport,
-            headers={"accept": "application/json"},
+            headers={"accept": "application/json", "accept-encoding": ACCEPT_ENCODING},
             follow_redirects=False,
         )
 
@@ -138,6 +145,8 @@ class NodeClient:
             expected_chain_id=chain.chain_id,
             transport=transport,
             timeout_seconds=chain.request_timeout_seconds,
+            deadline_seconds=chain.request_deadline_seconds,
+            max_response_bytes=chain.max_response_bytes,
             gas_price_ttl_seconds=float(getattr(chain, "gas_price_ttl_seconds", 30.0)),
             sleep=sleep,
             monotonic=monotonic,
@@ -181,22 +190,40 @@ class NodeClient:
         content: bytes | None = None,
         json_body: Any = None,
     ) -> httpx.Response:
-        """One request, transport errors mapped: `NotSent`, or `_LostError` once sent."""
+        """One request, transport errors mapped: `NotSent`, or `_LostError` once sent.
+
+        The whole exchange must end within the deadline and the body stay within its size
+        limit (read as it streams): otherwise the answer is lost, as a dropped one is.
+        """
         self.stats.requests[route] += 1
         headers = {"content-type": BCS_SIGNED_TRANSACTION} if content is not None else None
+        request = self._http.build_request(
+            method,
+            self.base_url + path,
+            params=params,
+            content=content,
+            json=json_body,
+            headers=headers,
+        )
         try:
-            response = await self._http.request(
-                method,
-                self.base_url + path,
-                params=params,
-                content=content,
-                json=json_body,
-                headers=headers,
-            )
+            async with asyncio.timeout(self._deadline):
+                streamed = await self._http.send(request, stream=True)
+                try:
+                    body = await read_limited(streamed, self._max_bytes)
+                finally:
+                    await streamed.aclose()
         except _NOT_SENT as exc:
             raise NotSent(f"node not reached ({type(exc).__name__})", endpoint=route) from None
         except _LOST as exc:
             raise _LostError(f"no complete answer ({type(exc).__name__})") from None
+        except TimeoutError:
+            raise _LostError(f"no complete answer within {self._deadline:g} s") from None
+        except BodyRefused as exc:
+            raise _LostError(f"answer refused: {exc}") from None
+        kept = [(k, v) for k, v in streamed.headers.multi_items() if k.lower() not in _DECODED]
+        response = httpx.Response(
+            streamed.status_code, headers=kept, content=body, request=request
+        )
         self._observe(response)
         return response
 

@@ -68,10 +68,9 @@ class SequenceAllocator:
         """Read the chain on first use; returns `chain_estimate()`."""
         async with self._condition:
             if self._next is None:
-                await self._resync_locked()
+                return await self._resync_locked()
         estimate = self.chain_estimate()
-        assert estimate is not None
-        return estimate
+        return estimate if estimate is not None else await self.resync()
 
     async def allocate(self) -> int:
         """The next number, marked in flight.
@@ -82,11 +81,10 @@ class SequenceAllocator:
         async with self._condition:
             while self._lost_from is not None and self._in_flight:
                 await self._condition.wait()
-            if self._next is None or self._lost_from is not None:
-                await self._resync_locked()
-            assert self._next is not None
             number = self._next
-            self._next += 1
+            if number is None or self._lost_from is not None:
+                number = await self._resync_locked()
+            self._next = number + 1
             self._in_flight.add(number)
             return number
 

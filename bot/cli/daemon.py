@@ -353,7 +353,8 @@ class Daemon:
         policy: SignerPolicy | None,
         alerter: Alerter | None,
     ) -> None:
-        assert self.jobs is not None
+        if self.jobs is None:  # a reload before the jobs exist has nothing to change yet
+            raise ValueError("the daemon has not scheduled its jobs yet")
         engine, start = self.engine, self.runtime.clock.now()
         async with self.gate.reload():
             for name in (*plan.removed, *plan.rebuilt):
@@ -490,10 +491,10 @@ async def run_daemon(
         return
     lock = None
     async with runtime:
-        engine = build_engine(runtime, settings, dry_run=dry_run)
-        assert runtime.wallet is not None
+        engine = build_engine(runtime, settings, dry_run=dry_run)  # exit 2 without a wallet
+        wallet = engine.wallet
         if not dry_run:
-            lock = take_wallet_lock(settings, runtime.wallet)
+            lock = take_wallet_lock(settings, wallet)
         try:
             daemon = Daemon(
                 settings,
@@ -514,7 +515,7 @@ async def run_daemon(
                     journal=runtime.journal,
                     client=runtime.client,
                     clock=runtime.clock,
-                    wallet=runtime.wallet,
+                    wallet=wallet,
                     tokens=runtime.tokens,
                     node=runtime.node,
                     on_foreign_signer=daemon.on_foreign_signer,
