@@ -114,8 +114,13 @@ async def hostile_rig(
     *,
     risk: RiskSettings | None = None,
     funding: dict[str, Decimal] | None = None,
+    also_allowed: tuple[str, ...] = (),
 ) -> AsyncIterator[HostileRig]:
-    """A served paper world behind a `TamperingProxy`, and the bot's real parts before it."""
+    """A served paper world behind a `TamperingProxy`, and the bot's real parts before it.
+
+    The signer's policy comes from `[chain]` (the router, the paper order modules and
+    `also_allowed`) and `risk`; the wallet holds `funding` (default 100 APT, 1000 USDC).
+    """
     amounts = funding or {"APT": Decimal(100), "USDC": Decimal(1000)}
     world = build_world(
         PaperSettings(
@@ -128,7 +133,9 @@ async def hostile_rig(
     )
     proxy = TamperingProxy(world.app)
     orders = [order_function(k, f) for k in ("dca", "limit") for f in ("deposit", "withdraw")]
-    chain = ChainSettings(chain_id=4, allowed_functions=[str(ROUTER_FUNCTION), *orders])
+    chain = ChainSettings(
+        chain_id=4, allowed_functions=[str(ROUTER_FUNCTION), *orders, *also_allowed]
+    )
     risk = risk or RiskSettings(max_slippage_percent=Decimal(1))
     policy = SignerPolicy.from_settings(chain, risk, world.market.tokens.book)
     with serve(proxy) as url:
