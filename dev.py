@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Set-up and entry point for a fresh clone: `python3 dev.py demo` and `python3 dev.py test`.
 
+`demo` and `test` run in the clone's folder; `bot …` runs in the caller's own directory.
+
 Each command creates `.venv/` on first use (or when `pyproject.toml` changes), installs the
 project with its dev extras into it, and then runs. Nothing has to be installed by hand
 beyond Python 3.11+ itself. Uses only the standard library.
@@ -41,8 +43,9 @@ def _ensure_venv() -> Path:
     return python
 
 
-def _run(args: list[str]) -> int:
-    process = subprocess.Popen(args, cwd=ROOT)
+def _run(args: list[str], cwd: Path | None = ROOT) -> int:
+    """Run `args` in `cwd` (None: the caller's own directory) until it ends."""
+    process = subprocess.Popen(args, cwd=cwd)
     while True:
         try:
             return process.wait()
@@ -60,7 +63,10 @@ def main(argv: list[str]) -> int:
     python = str(_ensure_venv())
     command, rest = argv[0], argv[1:]
     if command == "bot":
-        return _run([python, "-m", "bot", *rest])
+        # In the caller's directory, so relative paths (`-c config.toml`, key files, the
+        # journal) mean what they say. `-P`: that directory is not put on sys.path, so a
+        # folder of its own named `strategies` or `bot` cannot hide the installed packages.
+        return _run([python, "-P", "-m", "bot", *rest], cwd=None)
     if command == "demo":
         # The main job on the embedded paper world: `bot run --paper` with no config file
         # (two strategies on an accelerated clock, state kept in ./data). Ctrl-C stops it.

@@ -116,6 +116,11 @@ class PaperSettings(_Section):
     test_pay_to: str | None = None
     """Test only: swap txData pays this address instead of the caller (a hostile route)."""
     snapshot_file: Path | None = None
+    """Where the world is saved (`bot paper serve`; an embedded world: unset means beside
+    the SQLite journal, `<journal>.paper-world.pickle`)."""
+    snapshot_seconds: float = Field(default=10.0, gt=0)
+    """A daemon with an embedded world also saves it this often (real seconds): a kill -9
+    loses at most this much of the world."""
     funding: list[PaperFunding] = Field(default_factory=list)
     faults: PaperFaultSettings = Field(default_factory=PaperFaultSettings)
     node: PaperNodeSettings = Field(default_factory=PaperNodeSettings)

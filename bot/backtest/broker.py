@@ -11,7 +11,8 @@ quote's minimum as the router call carries it: priced worse by the backtest's sl
 it reverts when that is beyond the swap's own slippage.
 
 Like the executor, each idempotency key is carried out once per run: a repeated key is
-answered with the first outcome, never executed again.
+answered with its outcome, never executed again — unless it failed (nothing applied),
+when it is carried out afresh, as a live key that failed is.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ class CoreBroker:
     def carry_out(self, action: Action) -> Outcome:
         """Do the action once per key; a failure is an outcome, never an exception."""
         known = self.outcomes.get(action.key)
-        if known is not None:
+        if known is not None and known.state != "failed":
             return Outcome(known.state, known.order_id, "already done under this key", True)
         try:
             order_id = self._apply(action)

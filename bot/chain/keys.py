@@ -112,7 +112,7 @@ def load_private_key(file: Path | None, env_value: SecretStr | None) -> ed25519.
         try:
             secret = read_secret_file(file, what="key")
         except SecretFileError as exc:
-            raise KeyFileError(str(exc)) from None
+            raise KeyFileError(_missing(file) or str(exc)) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise KeyFileError(
                 f"key file {file} could not be read ({type(exc).__name__})"
@@ -124,6 +124,14 @@ def load_private_key(file: Path | None, env_value: SecretStr | None) -> ed25519.
         f"no private key: set [wallet].key_file to a 0600 key file, or {ENV_VARIABLE}; "
         "create one with: bot keys new --out FILE"
     )
+
+
+def _missing(file: Path) -> str | None:
+    """The message for a key file that does not exist (a relative path: where it looked)."""
+    if file.exists() or file.is_symlink():
+        return None
+    where = "" if file.is_absolute() else f" (relative to {Path.cwd()})"
+    return f"key file {file} does not exist{where}; create one with: bot keys new --out {file}"
 
 
 def aip80_text(key: ed25519.PrivateKey) -> str:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from bot.cli.common import config_path, load_or_exit, state
+from bot.cli.common import EXIT_USAGE, config_path, fail, load_or_exit, state
 from bot.logging import mask_url
 
 app = typer.Typer(help="Check or show the configuration.", no_args_is_help=True)
@@ -21,13 +21,32 @@ def check(
         Path | None, typer.Argument(help="Config file (default: --config, $BOT_CONFIG).")
     ] = None,
 ) -> None:
-    """Validate a configuration file plus BOT_* environment overrides; exit 2 if invalid."""
+    """Validate a configuration file plus BOT_* environment overrides; exit 2 if invalid.
+
+    Checks every key, then what the config needs to run: every enabled strategy's plugin
+    loads and its params validate (as `bot strategies check` and `bot run` do), and every
+    token named by [risk] (caps, allowed_tokens, pyth_feeds) and by the strategies'
+    budgets is known. Tokens are looked up offline, in the packaged token list: in paper
+    mode that is the paper world's own list, so an unknown name is an error; in live mode
+    the provider's list may know more, so an unknown name is only a warning ("not checked
+    against the live list"). Secret files (keys) are not read: `bot doctor` checks them.
+    One line per problem, exit 2; `config OK` and exit 0 otherwise.
+    """
+    from bot.ops.config_check import check_settings
+
     settings = load_or_exit(ctx, path)
+    report = check_settings(settings)
+    for warning in report.warnings:
+        typer.echo(f"bot: warning: {warning}", err=True)
+    if report.problems:
+        fail("\n".join(report.problems), EXIT_USAGE)
     source = config_path(state(ctx), path)
     where = str(source) if source else "built-in defaults"
     strategies = len(settings.strategies)
     plural = "y" if strategies == 1 else "ies"
-    typer.echo(f"config OK: {where} (mode {settings.mode}, {strategies} strateg{plural})")
+    warned = len(report.warnings)
+    extra = f", {warned} warning{'s' if warned > 1 else ''}" if warned else ""
+    typer.echo(f"config OK: {where} (mode {settings.mode}, {strategies} strateg{plural}{extra})")
 
 
 @app.command("show")

@@ -8,7 +8,9 @@ tell systemd `READY=1`. Real time goes to the real-time scheduler; a paper world
 accelerated or stepped clock is driven by our own `Driver` over the same triggers.
 
 While running: a heartbeat every `[daemon].heartbeat_seconds` (log line, status file,
-`STATUS=`, the alert sources' checks), `WATCHDOG=1` while healthy (`bot.ops.watchdog`),
+`STATUS=`, the alert sources' checks), `WATCHDOG=1` while healthy (`bot.ops.watchdog`;
+`degraded` while orders disappear from the provider), an embedded paper world saved every
+`[paper].snapshot_seconds` and at stop (restored at the next start: `bot.cli.runtime`),
 SIGHUP re-reads the config and applies what can change live (`bot.ops.reload`). A
 foreign signer on the wallet (`bot.chain.ForeignSigner`, from the signer or a reconcile)
 pauses trading until restart: nothing is sent or signed, an alert goes out, and the
@@ -43,13 +45,13 @@ from bot.cli.run_cmd import (
     strategy_job,
     trading_jobs,
 )
-from bot.cli.runtime import Runtime, chain_settings
+from bot.cli.runtime import LOST_REASON, Runtime, chain_settings
 from bot.clock import AcceleratedClock, Clock, RealClock, SteppedClock
 from bot.config import ConfigError, Settings, load_settings
 from bot.engine.actions import Action
 from bot.engine.brokers import ActionOutcome
 from bot.engine.engine import Engine, TickReport
-from bot.engine.events import OrderEvent
+from bot.engine.events import OrderDisappeared, OrderEvent
 from bot.engine.plugins import PluginError
 from bot.engine.reconcile import Reconciler
 from bot.engine.risk import RiskChecker
@@ -64,6 +66,7 @@ from bot.ops.heartbeat import (
     apt_balance,
     build_status,
     log_heartbeat,
+    missing_order_count,
     open_order_count,
     status_line,
 )
@@ -234,17 +237,18 @@ class Daemon:
 
     def snapshot(self, state: str | None = None) -> DaemonStatus:
         """The daemon as `bot status` and the heartbeat show it."""
-        engine = self.engine
+        engine, journal, wallet = self.engine, self.runtime.journal, self.runtime.wallet
+        degraded = self.monitor.degraded(missing_order_count(journal, wallet))
         return build_status(
             self.facts,
             state=state or self.state,
             now=self.wall.now(),
             stats=engine.stats,
-            open_orders=open_order_count(self.runtime.journal, self.runtime.wallet),
+            open_orders=open_order_count(journal, wallet),
             last_poll_at=engine.last_poll_at,
             last_poll_ok_at=engine.last_poll_ok_at,
             apt=self._apt,
-            problem=self.monitor.problem() or self.paused or self.degraded,
+            problem=self.monitor.problem() or self.paused or self.degraded or degraded,
             heartbeat_seconds=self.settings.daemon.heartbeat_seconds,
         )
 
@@ -279,9 +283,20 @@ class Daemon:
     # --- events ------------------------------------------------------------------------
 
     def on_order_event(self, event: OrderEvent) -> None:
-        """Show an order event and hand it to the current alert sources."""
-        typer.echo(f"order {event.order_id[:12]} ({event.kind}): {type(event).__name__}")
+        """Show an order event and hand it to the current alert sources.
+
+        A disappeared order (reported once by the tracker) also makes the daemon
+        `degraded` for a while, and its line says what the journal now holds.
+        """
+        line = f"order {event.order_id[:12]} ({event.kind}): {type(event).__name__}"
+        if isinstance(event, OrderDisappeared):
+            self.monitor.order_disappeared(event.kind, event.order_id, event.status)
+            why = event.reason or "the provider no longer lists it; kept as live"
+            line += f" (was {event.last_status}, now {event.status}: {why})"
+        typer.echo(line)
         self.sources.on_order_event(event)
+        if isinstance(event, OrderDisappeared):
+            self.publish()  # `bot status` says degraded now, not at the next heartbeat
 
     # --- reload ------------------------------------------------------------------------
 
@@ -411,6 +426,9 @@ class Daemon:
         self.notifier.ready(status_line(self.publish(notify=False)))
         self.sources.on_daemon("started")
         tasks = [asyncio.create_task(self.heartbeat_loop())]
+        if not self.dry_run and runtime.world is not None:
+            seconds = self.settings.paper.snapshot_seconds
+            tasks.append(asyncio.create_task(runtime.keep_world_saved(seconds)))
         interval = watchdog_interval(os.environ, os.getpid())
         if interval is not None:
             tasks.append(asyncio.create_task(send_watchdog(self.notifier, self.monitor, interval)))
@@ -493,6 +511,9 @@ async def run_daemon(
     async with runtime:
         engine = build_engine(runtime, settings, dry_run=dry_run)  # exit 2 without a wallet
         wallet = engine.wallet
+        if runtime.world is not None and engine.tracker is not None:
+            # The embedded world is the market: an order it does not know is gone.
+            engine.tracker.close_unknown = LOST_REASON
         if not dry_run:
             lock = take_wallet_lock(settings, wallet)
         try:
@@ -533,8 +554,8 @@ async def run_daemon(
                 daemon.degraded = None
             await daemon.serve(stop, hangups)
         finally:
-            if runtime.world is not None and settings.paper.snapshot_file is not None:
-                runtime.world.save()
+            if not dry_run:  # a dry run may run beside the daemon: its world is its own
+                runtime.save_world()
             daemon.publish("stopped")
             if lock is not None:
                 lock.release()

@@ -3,7 +3,8 @@
 A paper world embedded in the process on an accelerated clock (an hour of market per six
 seconds), a wallet key created once in `data/` and funded by the paper faucet, two
 built-in strategies (a recurring DCA and a limit ladder), a journal of its own, and the
-world saved on exit so the next run continues where this one stopped.
+world kept in `data/paper-demo-world.pickle` (saved on exit and every
+`[paper].snapshot_seconds`) so the next run continues where this one stopped.
 """
 
 from __future__ import annotations

@@ -16,11 +16,11 @@ from typing import Annotated, Any
 
 import typer
 
-from bot.api.models import FINAL_STATUSES
 from bot.aptos.tokens import TokenBook
 from bot.cli.common import EXIT_USAGE, fail, load_or_exit
 from bot.config import Settings
 from bot.engine.commands import CLI_STRATEGY, cancel_action
+from bot.engine.tracker import CLOSED
 from bot.engine.wallet_lock import WalletLock, WalletLockError, lock_dir
 from bot.journal import Journal, JournalError, OrderView
 from bot.money import format_decimal
@@ -100,7 +100,7 @@ def orders(
     settings = load_or_exit(ctx)
     with _open(settings) as journal:
         found = journal.orders(strategy=strategy)
-    wanted = {"active": _ACTIVE, "completed": FINAL_STATUSES}.get(status)
+    wanted = {"active": _ACTIVE, "completed": CLOSED}.get(status)
     rows = [o for o in found if wanted is None or o.status in wanted]
     if as_json:
         typer.echo(json.dumps([_row(o) for o in rows], indent=2))
@@ -238,6 +238,7 @@ async def _cancel_here(settings: Settings, order: OrderView) -> str:
         result = await runtime.executor.execute(
             CLI_STRATEGY, cancel_action(order.kind, order.order_id, runtime.clock)
         )
+        runtime.save_world()  # an embedded paper world keeps the cancel (we hold the lock)
     if result.state != "confirmed":
         fail(f"cancel of {order.order_id}: {result.state}: {result.detail}")
     return f"cancelled {order.kind} order {order.order_id}"

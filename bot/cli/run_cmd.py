@@ -9,9 +9,8 @@ config, and printing what a tick did.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -35,31 +34,16 @@ from bot.engine.brokers import Broker, DryRunBroker, LiveBroker, describe
 from bot.engine.commands import process_commands
 from bot.engine.engine import Engine, TickReport
 from bot.engine.plugins import PluginError, available_plugins, build_strategy
+from bot.engine.plugins import build_strategies as build_strategies  # the daemon's import
 from bot.engine.reconcile import Reconciler
 from bot.engine.risk import RiskChecker
 from bot.engine.scheduling import Job, make_trigger
-from bot.engine.strategy import Strategy
+from bot.engine.state_store import JournalStateStore, OverlayStateStore, StateStore
 from bot.engine.tracker import OrderTracker
 from bot.journal import Journal
 from bot.logging import redact
 
 strategies_app = typer.Typer(help="Strategy plugins.", no_args_is_help=True)
-
-
-def build_strategies(entries: Iterable[StrategyEntry], dirs: Sequence[Path]) -> list[Strategy]:
-    """Build the enabled entries' strategies; raise one `PluginError` naming every problem."""
-    built = []
-    problems = []
-    for entry in entries:
-        if not entry.enabled:
-            continue
-        try:
-            built.append(build_strategy(entry, dirs))
-        except PluginError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise PluginError(problems)
-    return built
 
 
 def risk_checker(settings: Settings, journal: Journal, tokens: TokenBook) -> RiskChecker:
@@ -91,6 +75,11 @@ def build_engine(runtime: Runtime, settings: Settings, *, dry_run: bool) -> Engi
         if dry_run
         else OrderTracker(runtime.client, runtime.journal, runtime.clock, runtime.wallet)
     )
+    # A dry run reads the journal's strategy state and keeps what it saves in memory:
+    # the real run that follows starts from the journal as the dry run found it.
+    state_store: StateStore = JournalStateStore(runtime.journal)
+    if dry_run:
+        state_store = OverlayStateStore(state_store)
     try:
         strategies = build_strategies(settings.strategies, settings.scheduler.strategy_dirs)
     except PluginError as exc:
@@ -107,6 +96,7 @@ def build_engine(runtime: Runtime, settings: Settings, *, dry_run: bool) -> Engi
         node=runtime.node,
         tracker=tracker,
         timeout_seconds=settings.scheduler.strategy_timeout_seconds,
+        state_store=state_store,
     )
 
 
@@ -230,6 +220,8 @@ async def _once(settings: Settings, dry_run: bool) -> int:
             lock = take_wallet_lock(settings, runtime.wallet)
         try:
             reports = await engine.tick_all()
+            if lock is not None:  # the trader keeps the embedded world with its journal
+                runtime.save_world()
         finally:
             if lock is not None:
                 lock.release()

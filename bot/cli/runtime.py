@@ -3,14 +3,22 @@
 In live mode the client and the node are the real services of `[api]` and `[chain]`. In
 paper mode they are one paper world's two faces: a served one (`[paper].url`) or one
 embedded in this process, shared by both clients so a swap quoted by one is executed by
-the other. The signer exists when a key is configured, and only for the chain id the
-config names (`[chain].chain_id` live, `[paper.node].chain_id` paper).
+the other. An embedded world lives as long as its journal: it is restored from its
+snapshot (`embedded_snapshot`: `[paper].snapshot_file`, else a file beside the SQLite
+journal), its clock never starts behind the journal's latest record and it never issues an
+order id the journal already holds: the journal's times keep going forward and its order
+ids name one order each. The signer exists when a key is configured, and only for the
+chain id the config names (`[chain].chain_id` live, `[paper.node].chain_id` paper).
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
 
 import httpx
 from pydantic import SecretStr
@@ -18,7 +26,15 @@ from pydantic import SecretStr
 from bot.api import PanoraClient
 from bot.api.tokens import fetch_token_book
 from bot.aptos.tokens import TokenBook, TokenLookupError
-from bot.chain import NodeClient, Signer, SignerPolicy, account_address, load_private_key
+from bot.chain import (
+    ConfigurationError,
+    KeyFileError,
+    NodeClient,
+    Signer,
+    SignerPolicy,
+    account_address,
+    load_private_key,
+)
 from bot.chain.outcome import InMemoryRecorder
 from bot.chain.settings import SignerSettings
 from bot.cli.common import EXIT_USAGE, fail, open_journal
@@ -28,13 +44,60 @@ from bot.engine.executor import Executor
 from bot.engine.reference import build_reference
 from bot.engine.swap_bounds import SwapLimits
 from bot.journal import Journal
+from bot.journal.db import sqlite_file
+from bot.logging import get_logger
 from bot.paper.core.modules import order_function
-from bot.paper.world import PaperWorld, build_world
+from bot.paper.world import PaperWorld, SnapshotError, build_world
 from bot.secrets import resolve_api_key
 
-__all__ = ["EMBEDDED_URL", "Connection", "Runtime", "chain_settings", "connect"]
+__all__ = [
+    "EMBEDDED_URL",
+    "LOST_REASON",
+    "Connection",
+    "Runtime",
+    "chain_settings",
+    "connect",
+    "embedded_snapshot",
+]
 
 EMBEDDED_URL = "http://paper.embedded"
+SNAPSHOT_SUFFIX: Final = ".paper-world.pickle"
+"""The embedded world's default snapshot: `data/journal.db` → `data/journal.paper-world.pickle`."""
+LOST_REASON: Final = (
+    "unknown to the embedded paper world (its snapshot was deleted or replaced, or saved "
+    "before the order was made)"
+)
+"""Why an order of the journal that the embedded world does not know is closed (`lost`)."""
+
+
+def embedded_snapshot(settings: Settings) -> Path | None:
+    """Where an embedded paper world is kept: `[paper].snapshot_file`, else beside the journal.
+
+    None outside embedded paper mode, and for a journal that is no file (in memory): then
+    the world lives as long as the process, like the journal.
+    """
+    if settings.mode != "paper" or settings.paper.url:
+        return None
+    if settings.paper.snapshot_file is not None:
+        return settings.paper.snapshot_file
+    journal_file = sqlite_file(settings.journal.url)
+    if journal_file is None:
+        return None
+    return journal_file.with_name(journal_file.stem + SNAPSHOT_SUFFIX)
+
+
+def _world_bounds(journal: Journal) -> tuple[datetime | None, set[str]]:
+    """What an embedded world must respect of its journal: the latest time, the order ids.
+
+    The latest time a record holds (orders last seen, intents last changed): the world's
+    clock starts no earlier, or a world made anew (its snapshot gone) or restored from an
+    older snapshot (a kill -9 between two saves) would put the journal's next records
+    before its last ones, which the journal sets aside as stale. The order ids: the world
+    never issues one again (its ids are deterministic).
+    """
+    orders = journal.orders()
+    times = [o.last_seen_at for o in orders] + [i.updated_at for i in journal.intents()]
+    return max(times, default=None), {o.order_id for o in orders}
 
 
 def chain_settings(settings: Settings) -> ChainSettings:
@@ -65,8 +128,12 @@ class Connection:
     world: PaperWorld | None
 
 
-def connect(settings: Settings) -> Connection:
+def connect(settings: Settings, *, journal: Journal | None = None) -> Connection:
     """Clients for `settings`: live services, a served paper world, or an embedded one.
+
+    An embedded world is restored from `embedded_snapshot(settings)` when that file exists,
+    and kept in step with `journal` (its clock, its order ids: `_world_bounds`). A snapshot
+    that cannot be read ends the verb with one line (exit 2): never replaced silently.
 
     Raises:
         SecretFileError: the API key file is missing or too open.
@@ -88,7 +155,20 @@ def connect(settings: Settings) -> Connection:
             }
         )
         if not settings.paper.url:
-            world = build_world(settings.paper, prefix=api.provider_prefix)
+            paper = settings.paper.model_copy(
+                update={"snapshot_file": embedded_snapshot(settings)}
+            )
+            latest, taken = _world_bounds(journal) if journal is not None else (None, set())
+            try:
+                world = build_world(
+                    paper, prefix=api.provider_prefix, not_before=latest, taken_order_ids=taken
+                )
+            except SnapshotError as exc:
+                fail(
+                    f"paper world: {exc}; move the file away to start a new paper world "
+                    "(the journal's open paper orders are then closed as lost)",
+                    EXIT_USAGE,
+                )
             transport = httpx.ASGITransport(app=world.app)
             clock = world.market.clock
     client = PanoraClient.from_settings(api, api_key=key, transport=transport)
@@ -121,7 +201,7 @@ class Runtime:
         (`open_journal`), before any client is made.
         """
         journal = open_journal(settings.journal.url, readonly=readonly)
-        connection = connect(settings)
+        connection = connect(settings, journal=journal)
         client, node, clock, world = (
             connection.client,
             connection.node,
@@ -133,10 +213,16 @@ class Runtime:
         signer = None
         wallet = settings.wallet.address
         if settings.wallet.key_file or settings.wallet.private_key:
-            private = load_private_key(settings.wallet.key_file, settings.wallet.private_key)
+            try:
+                private = load_private_key(settings.wallet.key_file, settings.wallet.private_key)
+            except KeyFileError as exc:  # missing, too open, malformed: fix the config
+                fail(str(exc), EXIT_USAGE)
             wallet = str(account_address(private))  # the key's address is public
             if with_signer:
-                policy = SignerPolicy.from_settings(chain, settings.risk, tokens)
+                try:
+                    policy = SignerPolicy.from_settings(chain, settings.risk, tokens)
+                except ConfigurationError as exc:  # e.g. a [risk] cap on an unknown token
+                    fail(str(exc), EXIT_USAGE)
                 signer = Signer(
                     node,
                     private,
@@ -164,6 +250,36 @@ class Runtime:
                 ),
             )
         return cls(settings, clock, client, node, journal, tokens, wallet, signer, executor, world)
+
+    def save_world(self) -> Path | None:
+        """Save the embedded paper world to its snapshot file (where it has one); the path.
+
+        For the process that trades the wallet (it holds the wallet lock): the daemon at
+        stop and every `[paper].snapshot_seconds`, `bot cancel` when it cancels here. Never
+        a dry run, which may run beside the daemon with a world of its own.
+        """
+        if self.world is None or self.world.settings.snapshot_file is None:
+            return None
+        return self.world.save()
+
+    async def keep_world_saved(self, seconds: float) -> None:
+        """Save the embedded world every `seconds` real seconds (until cancelled).
+
+        Synchronous, between two steps of the event loop: the world is never pickled
+        half-changed, and no save outlives the task to land after the final one. A large
+        world is saved less often, so saving takes at most 5% of the loop's time. A failed
+        save is logged; the next one tries again.
+        """
+        pause = seconds
+        while True:
+            await asyncio.sleep(pause)
+            began = time.monotonic()
+            try:
+                self.save_world()
+            except Exception as exc:  # a full disk must not end the daemon
+                error = f"{type(exc).__name__}: {exc}"
+                get_logger("paper").error("paper.snapshot_failed", error=error)
+            pause = max(seconds, 20 * (time.monotonic() - began))
 
     async def aclose(self) -> None:
         """Close the clients and the journal."""

@@ -4,9 +4,9 @@ One engine serves every way of running the bot — the real-time daemon, `bot on
 stepped driver of tests, demos and backtests — only the clock and the broker differ. A
 tick: one `/prices` call (shared by every strategy ticking at that moment) → a frozen
 `Context` → `on_tick` under a timeout → each returned action validated, risk-checked and
-handed to the broker → the strategy's saved state written. A strategy that raises, times
-out or returns something that is not a list of actions is isolated: logged, counted,
-skipped; the others go on.
+handed to the broker → the strategy's saved state stored (`state_store`: the journal, or a
+dry run's in-memory overlay on it). A strategy that raises, times out or returns something
+that is not a list of actions is isolated: logged, counted, skipped; the others go on.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from bot.engine.actions import Action, Swap, check_actions
 from bot.engine.brokers import ActionOutcome, Broker, describe
 from bot.engine.events import OrderEvent
 from bot.engine.risk import RiskChecker, RiskRefusal
+from bot.engine.state_store import JournalStateStore, StateStore
 from bot.engine.strategy import Context, FillInfo, OrderInfo, PriceInfo, Strategy
 from bot.engine.swap_bounds import SwapLimits, bounds_exact_out, usd_ratio
 from bot.engine.tracker import OrderTracker, PollReport
@@ -82,6 +83,7 @@ class Engine:
         node: NodeClient | None = None,
         tracker: OrderTracker | None = None,
         timeout_seconds: float = 30.0,
+        state_store: StateStore | None = None,
     ) -> None:
         self.client = client
         self.journal = journal
@@ -93,6 +95,9 @@ class Engine:
         self.node = node
         self.tracker = tracker
         self.timeout = timeout_seconds
+        self.state_store: StateStore = state_store or JournalStateStore(journal)
+        """Where the strategies' saved state is read and written (a dry run's overlay keeps
+        the journal's untouched)."""
         self.strategies = {s.instance: s for s in strategies}
         self.stats = {name: StrategyStats() for name in self.strategies}
         self._prices: tuple[datetime, dict[str, PriceInfo]] | None = None
@@ -184,7 +189,7 @@ class Engine:
     async def context(self, strategy: Strategy) -> Context:
         """The frozen snapshot `strategy` sees now."""
         name = strategy.instance
-        state = self.journal.states(name)
+        state = self.state_store.load(name)
         referenced = param_strings(strategy.params.model_dump())
         intents = self.journal.intent_states(name)
         return Context(
@@ -215,7 +220,7 @@ class Engine:
             return self._failed(name, exc)
         report = TickReport(name, ok=True)
         await self._act(name, actions, report)
-        self.journal.set_states(name, ctx.saved, at=self.clock.now())
+        self.state_store.save(name, ctx.saved, at=self.clock.now())
         return report
 
     def _failed(self, name: str, exc: BaseException) -> TickReport:
@@ -319,7 +324,7 @@ class Engine:
         report = TickReport(strategy.instance, ok=True)
         await self._act(strategy.instance, actions, report)
         self._report(report)
-        self.journal.set_states(strategy.instance, ctx.saved, at=self.clock.now())
+        self.state_store.save(strategy.instance, ctx.saved, at=self.clock.now())
 
     def _report(self, report: TickReport) -> None:
         for listener in self.report_listeners:

@@ -98,9 +98,15 @@ class ForeignOrder(OrderEvent):
 
 @dataclass(frozen=True)
 class OrderDisappeared(OrderEvent):
-    """A live order the provider no longer lists, even when asked by id."""
+    """A live order the provider no longer lists, even when asked by id.
+
+    `status` is what the journal now says: `missing` (still live: it may come back) or
+    `lost` (closed: the embedded paper world does not know it; `reason` says why).
+    """
 
     last_status: str
+    status: str = "missing"
+    reason: str | None = None
 
 
 _BY_STATUS: Final[dict[str, type[OrderStatusChanged]]] = {

@@ -398,7 +398,15 @@ class Executor:
             # can never execute; the signer is paused from now on.
             raise _Settled("failed", str(exc), last(intent_id)) from None
         except (SubmitOutcomeUnknown, ChainError) as exc:
-            raise _Settled("unknown", str(exc), last(intent_id)) from None
+            # The recorder holds a hash before any signed bytes leave: without one, nothing
+            # was signed (the account unfunded, the node down before signing…) and nothing
+            # can ever execute — `failed`, and the key is free to run again.
+            signed = last(intent_id) or (
+                exc.tx_hash if isinstance(exc, SubmitOutcomeUnknown) else None
+            )
+            if signed is None:
+                raise _Settled("failed", f"not sent: {exc}") from None
+            raise _Settled("unknown", str(exc), signed) from None
         finally:
             # Read above when needed; kept, it would grow by one entry per intent for
             # the daemon's whole life.

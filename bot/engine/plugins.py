@@ -15,6 +15,7 @@ point at fault); parameter problems come one line each, naming the strategy and 
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib
 import importlib.util
@@ -38,6 +39,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "PluginError",
     "available_plugins",
+    "build_strategies",
     "build_strategy",
     "load_plugin",
 ]
@@ -182,7 +184,8 @@ def load_plugin(name: str, user_dirs: Sequence[Path] = ()) -> type[Strategy]:
         user_dirs: folders of user strategy files (`[scheduler].strategy_dirs`).
 
     Raises:
-        PluginError: unknown name (the message lists the available ones), a file or entry
+        PluginError: unknown name (the message names the closest and lists the available
+            ones), a file or entry
             point that fails to import, or a plugin for another API version.
     """
     if _NAME_RE.match(name):
@@ -197,8 +200,12 @@ def load_plugin(name: str, user_dirs: Sequence[Path] = ()) -> type[Strategy]:
     for point in _entry_points():
         if point.name == name:
             return _checked(name, _load_entry_point(point), f"entry point {point.value}")
-    names = ", ".join(sorted(_names(user_dirs))) or "none"
-    raise PluginError(f"unknown strategy plugin {name!r} (available: {names})")
+    known = sorted(_names(user_dirs))
+    closest = difflib.get_close_matches(name, known, n=1)
+    hint = f"closest: {closest[0]}; " if closest else ""
+    raise PluginError(
+        f"unknown strategy plugin {name!r} ({hint}available: {', '.join(known) or 'none'})"
+    )
 
 
 def _names(user_dirs: Sequence[Path]) -> set[str]:
@@ -258,11 +265,15 @@ def build_strategy(entry: StrategyEntry, user_dirs: Sequence[Path] = ()) -> Stra
     """A configured strategy instance: the entry's plugin with its validated `params`.
 
     Raises:
-        PluginError: the plugin cannot be loaded, or one line per invalid parameter, e.g.
+        PluginError: the plugin cannot be loaded (`strategy 'NAME': ` and `load_plugin`'s
+            message), or one line per invalid parameter, e.g.
             `strategy 'weekly-apt' (recurring_dca): params.amount_per_order: Input should
             be greater than 0 (got '-5')`.
     """
-    cls = load_plugin(entry.plugin, user_dirs)
+    try:
+        cls = load_plugin(entry.plugin, user_dirs)
+    except PluginError as exc:  # name the configured strategy, not only the plugin
+        raise PluginError([f"strategy {entry.name!r}: {p}" for p in exc.problems]) from None
     try:
         params = cls.Params.model_validate(entry.params)
     except ValidationError as exc:
@@ -274,3 +285,29 @@ def build_strategy(entry: StrategyEntry, user_dirs: Sequence[Path] = ()) -> Stra
             f"strategy {entry.name!r} ({entry.plugin}): cannot be created: "
             f"{type(exc).__name__}: {exc}"
         ) from None
+
+
+def build_strategies(
+    entries: Iterable[StrategyEntry], user_dirs: Sequence[Path] = ()
+) -> list[Strategy]:
+    """The enabled entries' strategies, built with `build_strategy`.
+
+    The one check of `[[strategies]]` that every verb shares (`bot config check`,
+    `bot strategies check`, `bot once`/`run` and a reload, `bot doctor`): every entry is
+    tried, so one error lists all the problems.
+
+    Raises:
+        PluginError: one line per problem, of every enabled entry.
+    """
+    built: list[Strategy] = []
+    problems: list[str] = []
+    for entry in entries:
+        if not entry.enabled:
+            continue
+        try:
+            built.append(build_strategy(entry, user_dirs))
+        except PluginError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise PluginError(problems)
+    return built

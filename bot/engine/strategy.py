@@ -149,7 +149,8 @@ class Context:
     """`await ctx.quote(sell, buy, amount)`: what selling `amount` would buy now (or None)."""
     intents: Mapping[str, str] = field(default_factory=dict)
     """This strategy's idempotency keys → intent state (planned, sent, confirmed, failed,
-    unknown): a key whose intent failed will never run again, so choose a new one."""
+    unknown, reconciled). A key whose intent failed (nothing applied) runs again when
+    returned again; the failed attempt stays listed as `<key>~failed-<id>`."""
     saved: dict[str, Any] = field(default_factory=dict)
 
     def price(self, name: str) -> PriceInfo | None:

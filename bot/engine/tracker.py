@@ -8,8 +8,14 @@ Each poll, for each order kind:
    changed (bounded by `max_completed_pages`); a page with records set aside as malformed
    does not count as unchanged;
 3. orders the journal holds as live but that neither list showed: asked for by id; if the
-   provider no longer knows one, it is recorded with our status `missing` and reported
-   once as `OrderDisappeared` (never deleted); seen again, it moves back (`OrderReappeared`).
+   provider no longer knows one, it is recorded with our status `missing` (still live: a
+   provider may forget an order that still trades) and reported once as `OrderDisappeared`
+   (never deleted); seen again, it moves back (`OrderReappeared`). A provider that is
+   authoritative about its orders (`close_unknown`: the embedded paper world, which *is*
+   the market) closes such an order instead: status `lost`, final, with the reason. Either
+   is recorded at the poll's time, or just after the order's last sighting when the clock
+   stands behind it (a journal's times never go back), and reported once per order: one
+   log line, one event, whatever the journal says.
 
 A record listed for another wallet (`observe.foreign_wallet`: the page or the record names
 another address) is ignored: never recorded, counted in `PollReport.foreign_orders`, logged
@@ -29,6 +35,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Final, Literal
 
 from bot.api import GetOrdersRequest, OrderFilter, PanoraClient
@@ -51,7 +58,7 @@ from bot.engine.observe import ForeignOrders, foreign_wallet, observation_of, re
 from bot.journal import Journal, JournalError, OrderChange, OrderObservation, OrderSnapshot
 from bot.logging import get_logger
 
-__all__ = ["OrderTracker", "PollReport"]
+__all__ = ["CLOSED", "LOST", "MISSING", "OrderTracker", "PollReport"]
 
 OrderKind = Literal["dca", "limit"]
 Subscriber = Callable[[OrderEvent], Awaitable[None] | None]
@@ -61,7 +68,14 @@ Seen = dict[str, tuple[DcaOrder | LimitOrder, str]]
 """Order id → (record, record hash), as first seen in this poll."""
 MISSING: Final = "missing"
 """Our status for a live order the provider no longer lists, even by id (not final)."""
-KNOWN: Final = {"dca": DCA_STATUSES | {MISSING}, "limit": LIMIT_STATUSES | {MISSING}}
+LOST: Final = "lost"
+"""Our status for an order an authoritative provider does not know (`close_unknown`): final."""
+CLOSED: Final = FINAL_STATUSES | {LOST}
+"""Statuses after which an order is never asked for again."""
+KNOWN: Final = {
+    "dca": DCA_STATUSES | {MISSING, LOST},
+    "limit": LIMIT_STATUSES | {MISSING, LOST},
+}
 
 
 @dataclass
@@ -106,6 +120,11 @@ class OrderTracker:
         self._subscribers: list[Subscriber] = []
         self.foreign = ForeignOrders()
         """Records of other wallets ignored so far (`ignored`, `distinct`)."""
+        self.close_unknown: str | None = None
+        """Set (to the reason) when the provider is authoritative about its orders: one it
+        does not know, even by id, is closed (`lost`) instead of kept live as `missing`."""
+        self._gone: set[tuple[str, str]] = set()
+        """(kind, order id) of the orders reported gone by this tracker: reported once."""
         self._log = get_logger("tracker", wallet=wallet)
 
     def subscribe(self, subscriber: Subscriber) -> None:
@@ -164,7 +183,7 @@ class OrderTracker:
 
     async def _poll_kind(self, kind: OrderKind, report: PollReport) -> None:
         index = self.journal.order_index(kind, self.wallet)  # id → (status, last hash)
-        missing: list[str] = []
+        gone: list[tuple[str, str]] = []  # (order id, missing or lost)
         seen: Seen = {}
         listed: set[str] = set()  # every id of this poll's pages, ours or not
         for page in range(1, self.max_active_pages + 1):  # active: every page
@@ -192,10 +211,12 @@ class OrderTracker:
             if not (fresh or strangers or result.rejected) or page >= result.total_pages:
                 break
         for order_id, (status, _raw) in index.items():
-            if order_id in seen or status in FINAL_STATUSES:
+            if order_id in seen or status in CLOSED:
                 continue
+            clean = True  # no record of the answers was set aside as malformed
             for list_filter in (OrderFilter.ACTIVE, OrderFilter.COMPLETED):
                 result = await self._page(kind, list_filter, 1, report, order_id=order_id)
+                clean = clean and not result.rejected
                 # An answer about another order (a provider ignoring the filter), or one
                 # listed for another wallet, is none.
                 found = [o for o in self._ours(kind, result, report) if o.order_id == order_id]
@@ -203,16 +224,14 @@ class OrderTracker:
                     seen[order_id] = (found[0], record_hash(found[0]))
                     break
             else:
-                if status != MISSING:  # recorded (and reported) once, not every poll
-                    missing.append(order_id)
-                    report.events.append(OrderDisappeared(kind, order_id, status))
-                    self._log.warning(
-                        "tracker.order_disappeared",
-                        kind=kind,
-                        order_id=order_id,
-                        last_status=status,
-                    )
+                # Closed only on a clean answer: a malformed record might have been it.
+                target = LOST if self.close_unknown is not None and clean else MISSING
+                if status != target:  # recorded once, not every poll
+                    gone.append((order_id, target))
+                    self._report_gone(kind, order_id, status, target, report)
         report.orders_seen += len(seen)
+        if self._gone:  # listed again: a later disappearance is news again
+            self._gone.difference_update((kind, order_id) for order_id in seen)
         # Only new or changed records reach the journal: an unchanged one has nothing to say.
         changed = [
             observation_of(kind, order, self.wallet, digest)
@@ -221,11 +240,34 @@ class OrderTracker:
         ]
         if changed:
             self._record(kind, changed, report)
-        for order_id in missing:
-            self._mark_missing(kind, order_id, report)
+        for order_id, status in gone:
+            self._mark_gone(kind, order_id, status, report)
 
-    def _mark_missing(self, kind: OrderKind, order_id: str, report: PollReport) -> None:
-        """Record that the provider no longer knows a live order (status `missing`)."""
+    def _report_gone(
+        self, kind: OrderKind, order_id: str, last: str, status: str, report: PollReport
+    ) -> None:
+        """One log line and one `OrderDisappeared` per order, ever in this tracker."""
+        if (kind, order_id) in self._gone:
+            return
+        self._gone.add((kind, order_id))
+        reason = self.close_unknown if status == LOST else None
+        report.events.append(OrderDisappeared(kind, order_id, last, status=status, reason=reason))
+        self._log.warning(
+            "tracker.order_disappeared",
+            kind=kind,
+            order_id=order_id,
+            last_status=last,
+            status=status,
+            reason=reason or "the provider no longer lists it, even by id; kept as live",
+        )
+
+    def _mark_gone(self, kind: OrderKind, order_id: str, status: str, report: PollReport) -> None:
+        """Record that the provider no longer knows a live order (`missing` or `lost`).
+
+        At the poll's time, or a microsecond after the order's last sighting when the clock
+        stands behind it (a restarted world): the journal sets older observations aside,
+        and the order would stay live there, asked for again at every poll.
+        """
         stored = self.journal.order(kind, order_id)
         if stored is None:
             return
@@ -235,10 +277,11 @@ class OrderTracker:
             wallet=stored.wallet,
             from_token=stored.from_token,
             to_token=stored.to_token,
-            status=MISSING,
+            status=status,
             amount_total=stored.amount_total,
         )
-        change = self.journal.upsert_order(snapshot, observed_at=self.clock.now(), source="poll")
+        at = max(self.clock.now(), stored.last_seen_at + timedelta(microseconds=1))
+        change = self.journal.upsert_order(snapshot, observed_at=at, source="poll")
         report.transitions += int(change.transition_recorded)
 
     def _record(

@@ -2,6 +2,8 @@
 
 An intent moves along `INTENT_MOVES` (planned → sent → confirmed | failed | unknown …) and
 every move is logged in `intent_transitions`. `spent_today` sums what intents spent.
+A key whose intent failed runs again: the failed intent is retired under
+`<key>~failed-<id>` and a fresh one takes the key (`record_intent`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal, Inexact, InvalidOperation, localcontext
 from typing import Any, Final
 
-from sqlmodel import col
+from sqlmodel import Session, col
 from sqlmodel import select as sm_select
 
 from bot.aptos.tokens import TokenLookupError, token_key
@@ -27,7 +29,9 @@ __all__ = [
     "INTENT_KINDS",
     "INTENT_MOVES",
     "INTENT_STATES",
+    "RETIRED_MARK",
     "IntentsMixin",
+    "retired_key",
 ]
 
 INTENT_KINDS: Final = frozenset(
@@ -44,6 +48,8 @@ INTENT_MOVES: Final[Mapping[str, frozenset[str]]] = {
     "reconciled": frozenset(),
 }
 INTENT_FINAL_STATES: Final = frozenset(s for s, moves in INTENT_MOVES.items() if not moves)
+RETIRED_MARK: Final = "~failed-"
+"""Between a retired intent's key and its id: `<key>~failed-<id>` (see `record_intent`)."""
 
 
 class IntentsMixin(JournalBase):
@@ -62,7 +68,10 @@ class IntentsMixin(JournalBase):
         """Record what a strategy asked for, durably, in state `planned`.
 
         When (strategy, idempotency_key) is already recorded, the stored intent is returned
-        untouched with `existing=True` (the new `action` is not compared or stored).
+        untouched with `existing=True` (the new `action` is not compared or stored) — unless
+        it `failed`: nothing of it was applied, so the key is free to run again. The failed
+        intent is then retired (kept as history under the key `<key>~failed-<id>`, with a
+        transition saying so) and a fresh `planned` intent is recorded under the key.
 
         Raises:
             JournalError: unknown kind, bad wallet, an action that is not exact JSON.
@@ -81,7 +90,9 @@ class IntentsMixin(JournalBase):
                 )
             ).first()
             if found is not None:
-                return _intent_view(found, existing=True)
+                if found.state != "failed":
+                    return _intent_view(found, existing=True)
+                _retire(session, found, moment)
             row = Intent(
                 strategy=strategy,
                 wallet=canonical_wallet,
@@ -262,6 +273,28 @@ class IntentsMixin(JournalBase):
                 if same:
                     amounts.append(_spend_amount(amount, canon.row_id(row.id)))
         return _exact_sum(amounts)
+
+
+def retired_key(idempotency_key: str, intent_id: int) -> str:
+    """The key a failed intent is kept under once its key runs again."""
+    return f"{idempotency_key}{RETIRED_MARK}{intent_id}"
+
+
+def _retire(session: Session, row: Intent, moment: datetime) -> None:
+    """Move a failed intent off its key (the unique (strategy, key) pair), as history."""
+    intent_id = canon.row_id(row.id)
+    row.idempotency_key = retired_key(row.idempotency_key, intent_id)
+    session.add(row)
+    session.add(
+        IntentTransition(
+            intent_id=intent_id,
+            from_state="failed",
+            state="failed",
+            at=moment,
+            detail=f"retired for a retry: kept as {row.idempotency_key}",
+        )
+    )
+    session.flush()  # the key is free before the fresh intent is inserted
 
 
 def _intent_view(row: Intent, *, existing: bool = False) -> IntentView:

@@ -35,7 +35,7 @@ from bot.chain import ChainError, ChainIdMismatch, KeyFileError, LedgerInfo, Nod
 from bot.chain.keys import ENV_VARIABLE, account_address, load_private_key
 from bot.clock import Clock
 from bot.config import Settings, WalletSettings, param_strings
-from bot.engine.plugins import PluginError, build_strategy
+from bot.engine.plugins import PluginError, build_strategies
 from bot.engine.strategy import Strategy
 from bot.journal import Journal, JournalError, current_revision, head_revision
 from bot.journal.db import sqlite_file
@@ -163,18 +163,12 @@ def config_failures(path: Path | None, problems: Sequence[str]) -> list[CheckRes
 
 
 def check_strategies(settings: Settings) -> tuple[CheckResult, list[Strategy]]:
-    """Every enabled strategy's plugin loads and its parameters validate."""
-    built: list[Strategy] = []
-    problems: list[str] = []
-    for entry in settings.strategies:
-        if entry.enabled:
-            try:
-                built.append(build_strategy(entry, settings.scheduler.strategy_dirs))
-            except PluginError as exc:
-                problems.extend(exc.problems)
+    """Every enabled strategy's plugin loads and its parameters validate (`build_strategies`)."""
     name = "strategies load"
-    if problems:
-        return _fail(name, "; ".join(problems), config_error=True), built
+    try:
+        built = build_strategies(settings.strategies, settings.scheduler.strategy_dirs)
+    except PluginError as exc:
+        return _fail(name, "; ".join(exc.problems), config_error=True), []
     if not built:
         return CheckResult(name, WARN, "no strategy is enabled: the daemon would do nothing"), []
     listed = ", ".join(f"{s.instance} ({type(s).name})" for s in built)
@@ -212,17 +206,23 @@ def check_key_file(wallet: WalletSettings) -> CheckResult:
             f"no private key: set [wallet].key_file to a 0600 key file (or {ENV_VARIABLE}); "
             "create one with: bot keys new --out FILE",
         )
+    # A configured key file that cannot be used is a configuration error (exit 2), as
+    # for every verb that loads the key (`bot once`, `bot run`…).
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
-        return _fail(name, f"{path} does not exist")
+        return _fail(name, f"{path} does not exist", config_error=True)
     except OSError as exc:
-        return _fail(name, f"{path} cannot be read ({type(exc).__name__})")
+        return _fail(name, f"{path} cannot be read ({type(exc).__name__})", config_error=True)
     if not stat.S_ISREG(mode):
-        return _fail(name, f"{path} is not a regular file")
+        return _fail(name, f"{path} is not a regular file", config_error=True)
     bits = stat.S_IMODE(mode)
     if bits & (stat.S_IRWXG | stat.S_IRWXO):
-        return _fail(name, f"{path} is {bits:04o}, open to group or others; run: chmod 600 {path}")
+        return _fail(
+            name,
+            f"{path} is {bits:04o}, open to group or others; run: chmod 600 {path}",
+            config_error=True,
+        )
     return _pass(name, f"{path} is {bits:04o}")
 
 
@@ -234,7 +234,7 @@ def check_key(wallet: WalletSettings, file_check: CheckResult) -> tuple[CheckRes
     try:
         key = load_private_key(wallet.key_file, wallet.private_key)
     except KeyFileError as exc:  # names the source, never the content
-        return _fail(name, str(exc)), wallet.address
+        return _fail(name, str(exc), config_error=True), wallet.address
     address = str(account_address(key))  # public
     if wallet.address is not None and Address.parse(wallet.address) != Address.parse(address):
         return (

@@ -20,6 +20,7 @@ from bot.aptos.tokens import TokenBook
 from bot.chain import NodeClient
 from bot.engine.engine import StrategyStats
 from bot.engine.strategy import LIVE_ORDER_STATUSES
+from bot.engine.tracker import MISSING
 from bot.journal import Journal
 from bot.logging import get_logger
 from bot.money import format_decimal, from_base_units
@@ -31,6 +32,7 @@ __all__ = [
     "build_status",
     "iso",
     "log_heartbeat",
+    "missing_order_count",
     "open_order_count",
     "status_line",
 ]
@@ -43,6 +45,11 @@ def iso(moment: datetime | None) -> str | None:
 def open_order_count(journal: Journal, wallet: str | None) -> int:
     """The wallet's orders that may still trade, as the journal knows them."""
     return len(journal.orders(status=LIVE_ORDER_STATUSES, wallet=wallet))
+
+
+def missing_order_count(journal: Journal, wallet: str | None) -> int:
+    """The wallet's orders the provider no longer lists (`missing`: live, not ended)."""
+    return len(journal.orders(status=[MISSING], wallet=wallet))
 
 
 async def apt_balance(node: NodeClient, tokens: TokenBook, wallet: str | None) -> Decimal | None:
@@ -133,7 +140,11 @@ def status_line(status: DaemonStatus) -> str:
     ]
     if status.errors:
         parts.append(f"{status.errors} error{'' if status.errors == 1 else 's'}")
-    head = status.state if status.healthy else f"{status.state}, unhealthy ({status.problem})"
+    head = status.state
+    if not status.healthy:
+        problem = str(status.problem)
+        degraded = problem.startswith("degraded")
+        head += f", {problem}" if degraded else f", unhealthy ({problem})"
     return f"{head}: " + ", ".join(parts)
 
 

@@ -243,9 +243,9 @@ class StatusView:
         status = self.status
         out = [self._headline()]
         if self.running:
-            out.append(
-                f"  health      {'ok' if self.healthy else 'UNHEALTHY: ' + str(self.problem)}"
-            )
+            problem = str(self.problem)
+            verdict = problem if problem.startswith("degraded") else "UNHEALTHY: " + problem
+            out.append(f"  health      {'ok' if self.healthy else verdict}")
         if status is not None:
             age = self._seconds_since(status.updated_at)
             out.append(

@@ -13,6 +13,11 @@ Healthy means three things at once:
 
 Times here are real (monotonic) seconds: systemd's watchdog counts real time, whatever
 clock the market runs on.
+
+Apart from that verdict, `degraded()` says when the daemon runs but the market does not
+go as it should: orders disappeared from the provider within the last
+`DISAPPEARED_WINDOW_SECONDS`. A degraded daemon still sends `WATCHDOG=1` (a restart
+would not bring an order back); `bot status` and the heartbeat say `degraded` and why.
 """
 
 from __future__ import annotations
@@ -23,11 +28,15 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Final
 
 from bot.logging import get_logger
 from bot.ops.notify import Notifier
 
-__all__ = ["HealthMonitor", "pulse_seconds", "send_watchdog"]
+__all__ = ["DISAPPEARED_WINDOW_SECONDS", "HealthMonitor", "pulse_seconds", "send_watchdog"]
+
+DISAPPEARED_WINDOW_SECONDS: Final = 900.0
+"""How long (real seconds) a disappeared order keeps the daemon `degraded`."""
 
 
 def pulse_seconds(stall_seconds: float) -> float:
@@ -52,6 +61,7 @@ class HealthMonitor:
         self._running: dict[int, _Running] = {}
         self._tokens = itertools.count()
         self._last_progress = monotonic()
+        self._disappeared: list[tuple[float, str]] = []  # (when, "kind order id → status")
 
     def progress(self) -> None:
         """The scheduler dispatched the pulse job: it is alive."""
@@ -81,6 +91,36 @@ class HealthMonitor:
         if quiet > self.stall_seconds:
             return f"scheduler made no progress for {int(quiet)} s"
         return None
+
+    def order_disappeared(self, kind: str, order_id: str, status: str) -> None:
+        """The provider no longer knows one of our orders (now `missing` or `lost`)."""
+        self._disappeared.append((self._monotonic(), f"{kind} {order_id[:12]} → {status}"))
+
+    def degraded(self, missing: int = 0) -> str | None:
+        """None, or one line: orders disappeared within the window, or still `missing`.
+
+        `missing`: the wallet's orders the journal holds as `missing` now (live, but the
+        provider no longer lists them), however long ago they disappeared.
+        """
+        since = self._monotonic() - DISAPPEARED_WINDOW_SECONDS
+        self._disappeared = [d for d in self._disappeared if d[0] >= since]
+        if self._disappeared:
+            count = len(self._disappeared)
+            return (
+                f"degraded: {_orders(count)} disappeared from the provider in the last "
+                f"{int(DISAPPEARED_WINDOW_SECONDS // 60)} min "
+                f"(latest: {self._disappeared[-1][1]}; see bot orders)"
+            )
+        if missing:
+            return (
+                f"degraded: {_orders(missing)} missing: the provider no longer lists "
+                f"{'it' if missing == 1 else 'them'} (see bot orders --status all)"
+            )
+        return None
+
+
+def _orders(count: int) -> str:
+    return f"{count} order{'' if count == 1 else 's'}"
 
 
 async def send_watchdog(notifier: Notifier, monitor: HealthMonitor, interval: float) -> None:

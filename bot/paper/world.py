@@ -2,12 +2,15 @@
 
 Used by `bot paper serve` (over loopback), by the bot's in-process paper mode
 (`httpx.ASGITransport`, no sockets) and by tests. A snapshot file keeps the world across
-restarts of `bot paper serve`.
+restarts of `bot paper serve` and of a daemon whose world is embedded (by default beside
+its journal, `bot.cli.runtime.embedded_snapshot`).
 """
 
 from __future__ import annotations
 
+import os
 import pickle
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -24,7 +27,7 @@ from bot.paper.faces.node_api import NodeApi
 from bot.paper.faces.provider_api import ProviderApi
 from bot.paper.service import PaperService
 
-__all__ = ["PaperWorld", "SnapshotError", "build_world", "make_clock"]
+__all__ = ["PaperWorld", "SnapshotError", "build_world", "make_clock", "write_snapshot"]
 
 _SNAPSHOT_MAGIC: Final = b"bot-paper-world/1\n"
 
@@ -33,12 +36,18 @@ class SnapshotError(Exception):
     """A snapshot file that cannot be read back."""
 
 
-def make_clock(settings: PaperSettings, *, resume_from: datetime | None = None) -> Clock:
+def make_clock(
+    settings: PaperSettings,
+    *,
+    resume_from: datetime | None = None,
+    not_before: datetime | None = None,
+) -> Clock:
     """The clock the settings ask for: real, accelerated from `start`, or stepped.
 
     `resume_from` (a restored market's time): accelerated and stepped clocks continue from
     there, so a restored world neither stalls nor jumps; only an explicit later `start`
-    moves it forward.
+    moves it forward. `not_before` (the latest time a journal holds): they never start
+    earlier, so what the journal records of this world keeps going forward in time.
     """
     if settings.clock == "real":
         return RealClock()
@@ -46,6 +55,8 @@ def make_clock(settings: PaperSettings, *, resume_from: datetime | None = None) 
     if resume_from is not None:
         explicit = settings.start not in (None, "now")
         start = max(start, resume_from) if explicit else resume_from
+    if not_before is not None:
+        start = max(start, not_before)
     if settings.clock == "accelerated":
         return AcceleratedClock(start, settings.speed)
     return SteppedClock(start)
@@ -67,25 +78,52 @@ class PaperWorld:
     def save(self, path: Path | None = None) -> Path:
         """Write a snapshot of the market and the chain (not the clock) to `path`.
 
-        Default: `[paper].snapshot_file`. Written to a temporary file, then renamed.
+        Default: `[paper].snapshot_file`. `dump()` then `write_snapshot`.
         """
+        target = self.snapshot_path(path)
+        write_snapshot(target, self.dump())
+        return target
+
+    def snapshot_path(self, path: Path | None = None) -> Path:
+        """`path`, else `[paper].snapshot_file` (SnapshotError when neither is set)."""
         target = path or self.settings.snapshot_file
         if target is None:
             raise SnapshotError("no snapshot file configured ([paper].snapshot_file)")
+        return target
+
+    def dump(self) -> bytes:
+        """The snapshot's bytes: the market and the chain as they are now (not the clock).
+
+        Synchronous: call it between two steps of the event loop that changes the world.
+        """
         clock = self.market.clock
         try:
             self.market.clock = RealClock()  # clocks are re-made on load, not stored
-            payload = _SNAPSHOT_MAGIC + pickle.dumps((self.market, self.chain), protocol=5)
+            return _SNAPSHOT_MAGIC + pickle.dumps((self.market, self.chain), protocol=5)
         finally:
             self.market.clock = clock
-        tmp = target.with_suffix(target.suffix + ".tmp")
-        tmp.write_bytes(payload)
-        tmp.replace(target)
-        return target
+
+
+def write_snapshot(target: Path, payload: bytes) -> None:
+    """Write `payload` to a temporary file of this process, flushed, then rename it.
+
+    A reader (or a kill -9 at any moment) meets the previous snapshot or this one, never
+    half of one. Touches no world: it may run in a worker thread.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    with tmp.open("wb") as file:
+        file.write(payload)
+        file.flush()
+        os.fsync(file.fileno())
+    tmp.replace(target)
 
 
 def _load(path: Path) -> tuple[PaperMarket, PaperChain]:
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read snapshot ({exc.strerror})") from None
     if not data.startswith(_SNAPSHOT_MAGIC):
         raise SnapshotError(f"{path} is not a paper-world snapshot")
     try:
@@ -109,19 +147,40 @@ def build_world(
     clock: Clock | None = None,
     prefix: str = "panora",
     escrow_style: str | None = None,
+    not_before: datetime | None = None,
+    taken_order_ids: Iterable[str] = (),
 ) -> PaperWorld:
-    """Build (or restore from the snapshot file) a paper world and fund configured wallets."""
+    """Build (or restore from the snapshot file) a paper world and fund configured wallets.
+
+    A restored world is funded as it was saved (`funding` applies to a new world only).
+    A world that outlives its runs keeps one story with its journal: `not_before` (the
+    journal's latest time), its clock starts no earlier (see `make_clock`);
+    `taken_order_ids` (the journal's orders), it never issues one of them again (order ids
+    are deterministic: a new world, or one restored from a snapshot older than the
+    journal, would issue them anew).
+
+    Raises:
+        SnapshotError: the snapshot file exists but cannot be read back.
+    """
     snapshot = settings.snapshot_file
     chain: PaperChain | None = None
     if snapshot is not None and snapshot.exists():
         market, chain = _load(snapshot)
-        market.clock = clock or make_clock(settings, resume_from=market.now)
+        market.clock = clock or make_clock(
+            settings, resume_from=market.now, not_before=not_before
+        )
     else:
-        market = PaperMarket(MarketConfig.from_settings(settings), clock or make_clock(settings))
+        market = PaperMarket(
+            MarketConfig.from_settings(settings),
+            clock or make_clock(settings, not_before=not_before),
+        )
         for funding in settings.funding:
             token = market.tokens.find(funding.token)
             wallet = str(Address.parse(funding.wallet))
             market.fund(wallet, token, to_base_units(funding.amount, token.decimals))
+    taken = list(taken_order_ids)
+    for book in (market.dca, market.limit):
+        book.ids.reserve(taken)
     style = escrow_style or settings.order_style
     service = PaperService(
         market,

@@ -12,7 +12,8 @@ against a journal file in `tmp_path`:
 2. `reconcile` without it (a long grace: nothing is failed early); an intent still unknown
    is reconciled again with a short grace, once any transaction it signed can no longer
    land (committed, or unknown to the node past its expiration);
-3. `execute` of the same idempotency key again: a duplicate, nothing new.
+3. `execute` of the same idempotency key again: a duplicate, nothing new — unless the
+   intent ended `failed` (nothing of it applied): then the key runs again, once.
 
 Then, read from the journal file and from the paper world over HTTP: the intent is settled
 (confirmed or failed); exactly one provider order when a create is confirmed and none
@@ -288,16 +289,26 @@ def test_a_crash_window_reconciles_to_one_effect(
             return
         assert resolution["state"] in SETTLED, resolution
 
-        # 3. the same key again: a duplicate, nothing new
+        # 3. the same key again: a duplicate when it was applied, nothing new; a failed
+        # key (nothing of it applied) runs again, once
         again = rig.result("execute", action=action)
-        assert again["duplicate"] is True
-        assert (again["intent_id"], again["state"]) == (intent.id, resolution["state"])
+        if resolution["state"] == "confirmed":
+            assert again["duplicate"] is True
+            assert (again["intent_id"], again["state"]) == (intent.id, "confirmed")
+        else:
+            assert again["duplicate"] is False and again["intent_id"] != intent.id
+            assert again["state"] == "confirmed", again
+            rerun = rig.result("execute", action=action)
+            assert (rerun["duplicate"], rerun["intent_id"]) == (True, again["intent_id"])
         assert rig.result("reconcile")["resolutions"] == []
 
         # the effects, from the journal and from the paper world
         provider = rig.provider_orders()
         with rig.journal() as journal:
-            [final] = journal.intents()
+            *retired, final = journal.intents()
+            assert [(i.id, i.state) for i in retired] == (
+                [] if resolution["state"] == "confirmed" else [(intent.id, "failed")]
+            )
             history = [(t.from_state, t.state) for t in journal.intent_history(final.id)]
             txs = journal.transactions()
             orders = journal.orders(wallet=WALLET)
@@ -324,6 +335,8 @@ def test_a_crash_window_reconciles_to_one_effect(
 
         committed = [t for t in txs if t.state == "committed"]
         assert len([t for t in committed if t.intent_id == final.id]) <= 1
+        assert [t for t in committed if t.intent_id == intent.id and retired] == []
+        assert [o for o in orders if retired and o.intent_id == intent.id] == []
         assert rig.sequence_number() == len(committed)
         for tx in txs:
             record, _ledger = rig.node_transaction(tx.hash)

@@ -160,7 +160,7 @@ def test_doctor_fails_on_a_key_file_others_can_read(
     new_key_file(key)
     key.chmod(0o644)
     result = bot("-c", str(doctor_config(tmp_path / "bot.toml", url, key)), "doctor")
-    assert result.returncode == 1
+    assert result.returncode == 2  # a configuration error, as for `bot run`
     assert failures(result) == {
         "key file permissions": f"{key} is 0644, open to group or others; run: chmod 600 {key}"
     }

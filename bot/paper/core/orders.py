@@ -41,6 +41,7 @@ from __future__ import annotations
 import calendar
 import hashlib
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Context, Decimal
@@ -182,19 +183,33 @@ class OrderIds:
         self._seed = seed
         self._counters: dict[str, itertools.count[int]] = {}
         self._tx_prefixes: dict[str, Any] = {}
+        self._reserved: set[str] = set()
 
     def __getstate__(self) -> dict[str, object]:
-        """What a snapshot keeps (not the hashes in progress: they are rebuilt on use)."""
-        return {k: v for k, v in self.__dict__.items() if k != "_tx_prefixes"}
+        """What a snapshot keeps (not the hashes in progress, nor the reserved ids)."""
+        return {
+            k: v for k, v in self.__dict__.items() if k not in ("_tx_prefixes", "_reserved")
+        }
 
     def __setstate__(self, state: dict[str, object]) -> None:
         """Restore a pickled `OrderIds`."""
-        self.__dict__.update({**state, "_tx_prefixes": {}})
+        self.__dict__.update({**state, "_tx_prefixes": {}, "_reserved": set()})
+
+    def reserve(self, ids: Iterable[str]) -> None:
+        """Never issue these ids (`new` skips them).
+
+        A journal's orders of an earlier world, or of this one made after the snapshot it
+        was restored from.
+        """
+        self._reserved.update(i.lower() for i in ids)
 
     def new(self, kind: str) -> str:
-        """The next order id of a kind (`dca`, `limit`)."""
+        """The next order id of a kind (`dca`, `limit`) not reserved."""
         counter = self._counters.setdefault(kind, itertools.count(1))
-        return _hex(f"{self._seed}:{kind}:{next(counter)}")
+        while True:
+            order_id = _hex(f"{self._seed}:{kind}:{next(counter)}")
+            if order_id not in self._reserved:
+                return order_id
 
     def tx(self, order_id: str, tx_number: int) -> str:
         """The id of an order's `tx_number`-th tx detail.

@@ -346,7 +346,8 @@ def test_a_swap_executes_at_the_quote_and_reverts_beyond_its_slippage(
     assert fill.bought == D("1.99300499")  # floor(y · e / (x·10⁴ + e)), e = 9,990,000 × 9,975
     assert (result.actions, result.refused) == (1, 0)  # the later tick repeats the key
     reverted = run(entry, series, 1, strategy_dirs=[plugins], slippage=D(2))
-    assert reverted.fills == [] and (reverted.actions, reverted.refused) == (0, 1)
+    # Reverted (nothing applied), the key runs again on the next tick, as live: reverts again.
+    assert reverted.fills == [] and (reverted.actions, reverted.refused) == (0, 2)
     assert reverted.end_balances[USDC] == D(100)
 
 

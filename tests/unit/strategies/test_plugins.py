@@ -143,7 +143,8 @@ def test_an_unknown_name_lists_the_available_ones(
     with pytest.raises(PluginError) as caught:
         load_plugin("recurring_dcaa", [tmp_path])
     assert str(caught.value) == (
-        "unknown strategy plugin 'recurring_dcaa' (available: dip_buyer, from_package, "
+        "unknown strategy plugin 'recurring_dcaa' (closest: recurring_dca; available: "
+        "dip_buyer, from_package, "
         "limit_ladder, my_grid, rebalancer, recurring_dca, take_profit)"
     )
 

@@ -1,0 +1,84 @@
+"""`degraded`: orders disappearing from the provider show in the status, not in WATCHDOG=1.
+
+Issue 22, item 3: a paper daemon whose orders kept disappearing said `health ok`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bot.ops.heartbeat import DaemonFacts, build_status, status_line
+from bot.ops.status_file import status_path
+from bot.ops.status_view import StatusView
+from bot.ops.watchdog import DISAPPEARED_WINDOW_SECONDS, HealthMonitor
+
+NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
+
+
+class FakeMonotonic:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_disappeared_order_degrades_for_a_while_but_the_watchdog_stays_fed() -> None:
+    clock = FakeMonotonic()
+    monitor = HealthMonitor(10, monotonic=clock)
+    assert monitor.degraded() is None
+    monitor.order_disappeared("dca", "0x" + "ab" * 32, "lost")
+    monitor.order_disappeared("limit", "0x" + "cd" * 32, "missing")
+    assert monitor.degraded() == (
+        "degraded: 2 orders disappeared from the provider in the last 15 min "
+        "(latest: limit 0xcdcdcdcdcd → missing; see bot orders)"
+    )
+    assert monitor.problem() is None  # a restart would not bring an order back
+    clock.now += DISAPPEARED_WINDOW_SECONDS + 1
+    assert monitor.degraded() is None
+    # Still `missing` in the journal, long after: still degraded, saying so.
+    assert monitor.degraded(missing=1) == (
+        "degraded: 1 order missing: the provider no longer lists it (see bot orders --status all)"
+    )
+
+
+def status_with(problem: str | None) -> StatusView:
+    facts = DaemonFacts(started_at=NOW, mode="paper", wallet="0x1", dry_run=False)
+    status = build_status(
+        facts,
+        state="running",
+        now=NOW,
+        stats={},
+        open_orders=1,
+        last_poll_at=None,
+        last_poll_ok_at=None,
+        apt=None,
+        problem=problem,
+        heartbeat_seconds=60,
+    )
+    assert status.healthy is (problem is None)
+    return StatusView(
+        running=True,
+        healthy=status.healthy,
+        problem=status.problem,
+        pid=status.pid,
+        status=status,
+        status_file=status_path("sqlite://"),
+        lock=None,
+        now=NOW,
+        stale_after_seconds=180,
+        mode="paper",
+        wallet="0x1",
+    )
+
+
+def test_bot_status_and_the_systemd_line_say_degraded_with_the_reason() -> None:
+    reason = "degraded: 1 order disappeared from the provider in the last 15 min (latest: …)"
+    view = status_with(reason)
+    assert f"  health      {reason}" in view.lines()
+    assert view.exit_code == 1
+    assert view.status is not None
+    assert status_line(view.status).startswith(f"running, {reason}: 0 strategies")
+    stalled = status_with("job tracker running for 130 s")
+    assert "  health      UNHEALTHY: job tracker running for 130 s" in stalled.lines()
+    assert "  health      ok" in status_with(None).lines()
