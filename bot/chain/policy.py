@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from typing import Any, Final
@@ -55,6 +55,7 @@ __all__ = [
     "IntentKind",
     "SignerPolicy",
     "function_of",
+    "names_order",
 ]
 
 ROUTER_FUNCTION: Final = FunctionId.parse(
@@ -242,7 +243,7 @@ class SignerPolicy:
         where = str(function)
         if intent.kind is IntentKind.SWAP and function == ROUTER_FUNCTION:
             self._check_router(arguments, intent, where)
-        if intent.order_id is not None and not _names_order(arguments, intent.order_id):
+        if intent.order_id is not None and not names_order(arguments, intent.order_id):
             raise PolicyRefused(
                 f"the {intent.kind} call does not name order {intent.order_id}", function=where
             )
@@ -481,8 +482,12 @@ def _order_forms(order_id: str) -> set[str]:
     return forms
 
 
-def _names_order(arguments: list[Any], order_id: str) -> bool:
-    """Whether a top-level argument is the order id (in any of its forms)."""
+def names_order(arguments: Sequence[Any], order_id: str) -> bool:
+    """Whether a top-level argument of a call is the order id (as text or `vector<u8>` hex).
+
+    The one rule for "this call names that order": the signer holds a deposit or withdraw
+    to it, and reconciliation reads a committed deposit by it.
+    """
     forms = _order_forms(order_id)
     for value in arguments:
         if not isinstance(value, str):

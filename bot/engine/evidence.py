@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.api.models import DcaOrder, LimitOrder
+from bot.chain.policy import names_order
 from bot.engine.tx_fates import UNFINISHED_TX
 from bot.journal import TransactionView
 
@@ -50,9 +51,8 @@ class Deposits:
         return self.signed and not self.committed and not self.open
 
     def in_arguments(self, order_id: str) -> bool:
-        """True when `order_id` is one of the committed calls' text arguments."""
-        wanted = id_key(order_id)
-        return any(id_key(a) == wanted for a in self.arguments)
+        """True when one of the committed calls' text arguments names `order_id`."""
+        return names_order(sorted(self.arguments), order_id)
 
 
 def id_key(order_id: str) -> str:
