@@ -71,6 +71,7 @@ __all__ = [
     "encode_entry_function",
     "encode_value",
     "json_type_name",
+    "json_u64",
     "read_bytes",
     "read_exact",
     "read_length",
@@ -118,6 +119,23 @@ class DecodedCall(TypedDict):
     function: str
     type_arguments: list[str]
     arguments: list[JsonValue]
+
+
+def json_u64(value: object, name: str, error: type[ValueError] = ValueError) -> int:
+    """A u64 from canonical JSON (a decimal string or an int, never a bool).
+
+    Raises:
+        error: naming `name`, when the value is not a u64.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise error(f"{name} is not a u64")
+    try:
+        number = int(value)
+    except ValueError:
+        raise error(f"{name} is not a u64") from None
+    if not 0 <= number <= 2**64 - 1:
+        raise error(f"{name} is out of the u64 range")
+    return number
 
 
 def json_type_name(value: object) -> str:

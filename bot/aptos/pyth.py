@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
+from bot.aptos.codec import json_u64
+
 __all__ = [
     "PYTH_FEEDS",
     "PYTH_MAINNET",
@@ -43,7 +45,6 @@ PYTH_FEEDS: Final[Mapping[str, str]] = {
 }
 """USD feed ids by token symbol (Pyth's published ids: APT/USD, USDC/USD, USDT/USD)."""
 
-_U64_MAX: Final = 2**64 - 1
 
 
 class PythPriceError(ValueError):
@@ -67,15 +68,7 @@ class PythPrice:
 
 
 def _u64(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise PythPriceError(f"{name} is not a u64")
-    try:
-        number = int(value)
-    except ValueError:
-        raise PythPriceError(f"{name} is not a u64") from None
-    if not 0 <= number <= _U64_MAX:
-        raise PythPriceError(f"{name} is out of the u64 range")
-    return number
+    return json_u64(value, name, PythPriceError)
 
 
 def _i64(value: object, name: str) -> int:

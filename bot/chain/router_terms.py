@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from typing import Final
 
 from bot.aptos.address import Address, AddressError
+from bot.aptos.codec import json_u64
 
 __all__ = ["ROUTER_ARGUMENTS", "RouterTerms", "RouterTermsError"]
 
 ROUTER_ARGUMENTS: Final = 20
 _RECIPIENT, _AMOUNTS_IN, _AMOUNT_OUT, _FEE, _FEE_RECEIVER = 1, 16, 17, 18, 19
-_U64_MAX: Final = 2**64 - 1
 _FEE_PART: Final = 10**15
 
 
@@ -39,15 +39,7 @@ class RouterTermsError(ValueError):
 
 
 def _u64(value: object, index: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise RouterTermsError(f"argument {index} is not a u64")
-    try:
-        number = int(value)
-    except ValueError:
-        raise RouterTermsError(f"argument {index} is not a u64") from None
-    if not 0 <= number <= _U64_MAX:
-        raise RouterTermsError(f"argument {index} is out of the u64 range")
-    return number
+    return json_u64(value, f"argument {index}", RouterTermsError)
 
 
 def _address(value: object, index: int) -> Address:
