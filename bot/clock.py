@@ -22,6 +22,7 @@ __all__ = [
     "ClockSteps",
     "RealClock",
     "SteppedClock",
+    "clock_kind",
     "ensure_utc",
     "parse_utc",
 ]
@@ -110,6 +111,15 @@ class AcceleratedClock:
         """Start plus elapsed real time × factor."""
         elapsed = (time.monotonic() - self._origin) * self._factor
         return self._start + timedelta(seconds=elapsed)
+
+
+def clock_kind(clock: Clock) -> str:
+    """What a person should know of a clock: "real", "stepped" or "accelerated ×60"."""
+    if isinstance(clock, AcceleratedClock):
+        return f"accelerated ×{clock.factor:g}"
+    if isinstance(clock, SteppedClock):
+        return "stepped"
+    return "real"
 
 
 STEP_TOLERANCE_SECONDS: Final = 1.0

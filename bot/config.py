@@ -27,6 +27,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from bot.aptos.address import Address, AddressError, FunctionId
 from bot.aptos.pyth import PYTH_MAINNET
 from bot.config_base import Section as _Section
+from bot.config_display import DisplaySettings
 from bot.config_paper import (
     PaperFaultSettings,
     PaperFunding,
@@ -34,6 +35,7 @@ from bot.config_paper import (
     PaperSettings,
     paper_start,
 )
+from bot.cron import cron_trigger
 
 __all__ = [
     "ALERT_EVENT_NAMES",
@@ -45,6 +47,7 @@ __all__ = [
     "ChainSettings",
     "ConfigError",
     "DaemonSettings",
+    "DisplaySettings",
     "JournalSettings",
     "LogSettings",
     "PaperFaultSettings",
@@ -82,6 +85,7 @@ ALERT_EVENT_NAMES: Final = frozenset(
         "order_cancelled",
         "transaction_failed",
         "strategy_error",
+        "strategy_stuck",
         "risk_cap_hit",
         "daemon_started",
         "daemon_stopped",
@@ -97,8 +101,6 @@ MAINNET_CHAIN_ID: Final = 1
 ROUTER_FUNCTION: Final = (
     "0x1c3206329806286fd2223647c9f9b130e66baeb6d7224a18c1f642ffe48f3b4c::panora_swap::router_entry"
 )
-
-
 
 
 class ApiSettings(_Section):
@@ -198,6 +200,9 @@ class SchedulerSettings(_Section):
     """Folders of user strategy plugins (`*.py` files defining Strategy subclasses)."""
     strategy_timeout_seconds: int = Field(default=30, ge=1)
     misfire_grace_seconds: int = Field(default=30, ge=1)
+    tick_at_start: bool = True
+    """Every strategy ticks once when the daemon starts (a strategy's own
+    `schedule.tick_at_start` overrides it); otherwise its first tick is its first slot."""
     allow_no_strategies: bool = False
     """A reload (SIGHUP) may remove every strategy only when the new file says this: a file
     emptied or cut short by an editor or a failed copy must not stop all trading."""
@@ -265,6 +270,9 @@ class DaemonSettings(_Section):
     """The main loop counts as stuck (no WATCHDOG=1 sent) after this long without progress."""
     gas_reserve_transactions: int = Field(default=20, ge=1)
     """APT for this many transactions at the simulated gas cost is "enough for gas"."""
+    stuck_ticks: int = Field(default=3, ge=1, le=10_000)
+    """A strategy whose every action was refused or failed this many ticks in a row makes
+    the daemon `degraded` (status, STATUS line, heartbeat, one alert)."""
     lock_dir: Path | None = None
     """The wallet locks' folder (one file per wallet address, whatever the journal); unset:
     `~/.local/state/aptos-dca-bot/locks` of the user running the bot (`engine.wallet_lock`)."""
@@ -345,15 +353,19 @@ class RecordSettings(_Section):
 
 
 class Schedule(_Section):
-    """When a strategy ticks: every N seconds, or a cron expression (UTC)."""
+    """When a strategy ticks: every N seconds, or a crontab(5) line in UTC (`bot.cron`)."""
 
     interval_seconds: int | None = Field(default=None, ge=1)
     cron: str | None = None
+    tick_at_start: bool | None = None
+    """Tick once when the daemon starts; unset: `[scheduler].tick_at_start`."""
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Schedule:
         if (self.interval_seconds is None) == (self.cron is None):
             raise ValueError("give exactly one of interval_seconds and cron")
+        if self.cron is not None:
+            cron_trigger(self.cron)  # a line the scheduler cannot run is a config error
         return self
 
 
@@ -415,6 +427,7 @@ class Settings(BaseSettings):
     daemon: DaemonSettings = Field(default_factory=DaemonSettings)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     record: RecordSettings = Field(default_factory=RecordSettings)
+    display: DisplaySettings = Field(default_factory=DisplaySettings)
     strategies: list[StrategyEntry] = Field(default_factory=list)
 
     @field_validator("strategies")

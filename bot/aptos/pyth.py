@@ -46,7 +46,6 @@ PYTH_FEEDS: Final[Mapping[str, str]] = {
 """USD feed ids by token symbol (Pyth's published ids: APT/USD, USDC/USD, USDT/USD)."""
 
 
-
 class PythPriceError(ValueError):
     """A view answer that is not a Pyth `Price`."""
 

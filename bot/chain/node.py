@@ -221,9 +221,7 @@ class NodeClient:
         except BodyRefused as exc:
             raise _LostError(f"answer refused: {exc}") from None
         kept = [(k, v) for k, v in streamed.headers.multi_items() if k.lower() not in _DECODED]
-        response = httpx.Response(
-            streamed.status_code, headers=kept, content=body, request=request
-        )
+        response = httpx.Response(streamed.status_code, headers=kept, content=body, request=request)
         self._observe(response)
         return response
 

@@ -31,7 +31,7 @@ class _Verbs(LazyGroup):
             "orders": "bot.cli.orders_cmd:app",
             "cancel": "bot.cli.orders_cmd:cancel",
             "reconcile": "bot.cli.orders_cmd:reconcile",
-            "strategies": "bot.cli.run_cmd:strategies_app",
+            "strategies": "bot.cli.strategies_cmd:app",
             "record": "bot.cli.record_cmd:record",
             "series": "bot.cli.record_cmd:series_app",
             "backtest": "bot.cli.backtest_cmd:backtest",

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -35,32 +35,30 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.chain import SignerPolicy
 from bot.chain.errors import ChainError, ForeignSigner
-from bot.cli.common import EXIT_USAGE, fail, take_wallet_lock
 from bot.cli.record_cmd import daemon_record_jobs
 from bot.cli.run_cmd import (
-    build_engine,
+    STRATEGY_JOB_PREFIX,
     build_strategies,
     print_report,
     risk_checker,
     strategy_job,
     trading_jobs,
 )
-from bot.cli.runtime import LOST_REASON, Runtime, chain_settings
-from bot.clock import AcceleratedClock, Clock, RealClock, SteppedClock
+from bot.cli.runtime import Runtime, chain_settings
+from bot.clock import AcceleratedClock, RealClock, SteppedClock, clock_kind
 from bot.config import ConfigError, Settings, load_settings
 from bot.engine.actions import Action
 from bot.engine.brokers import ActionOutcome
 from bot.engine.engine import Engine, TickReport
 from bot.engine.events import OrderDisappeared, OrderEvent
 from bot.engine.plugins import PluginError
-from bot.engine.reconcile import Reconciler
 from bot.engine.risk import RiskChecker
 from bot.engine.scheduling import Driver, Job, start_realtime
 from bot.engine.strategy import Strategy
 from bot.logging import get_logger
 from bot.ops.alert_sources import AlertSources
 from bot.ops.alerts import Alerter, build_alerter
-from bot.ops.bad_weather import early_reporter, first_line, until_reachable
+from bot.ops.bad_weather import first_line
 from bot.ops.heartbeat import (
     DaemonFacts,
     apt_balance,
@@ -75,7 +73,7 @@ from bot.ops.reload import ReloadGate, ReloadPlan, plan_reload
 from bot.ops.status_file import DaemonStatus, status_path, write_status
 from bot.ops.watchdog import HealthMonitor, pulse_seconds, send_watchdog
 
-__all__ = ["Daemon", "PausedBroker", "run_daemon"]
+__all__ = ["Daemon", "PausedBroker"]
 
 PULSE_JOB = "watchdog-pulse"
 
@@ -96,6 +94,7 @@ class _JobSet(Protocol):
 
     def add(self, job: Job) -> None: ...
     def remove(self, name: str) -> None: ...
+    def next_fire_of(self, name: str) -> datetime | None: ...
 
 
 class Daemon:
@@ -147,6 +146,7 @@ class Daemon:
         """Why trading is paused (a foreign signer uses the wallet), or None."""
         self.degraded: str | None = None
         """Why start-up waits (a provider or node unreachable), or None."""
+        self._stuck_seen: dict[str, str] = {}
         if runtime.signer is not None:
             runtime.signer.pause_listeners.append(self.on_foreign_signer)
 
@@ -170,7 +170,7 @@ class Daemon:
         return guarded
 
     def _wrapped(self, job: Job) -> Job:
-        return Job(job.name, job.trigger, self._guarded(job.name, job.run))
+        return replace(job, run=self._guarded(job.name, job.run))
 
     def _alert_sources(self, alerter: Alerter, settings: Settings) -> AlertSources:
         # A dry run has no tracker: no poll is expected, so none is missed.
@@ -179,11 +179,26 @@ class Daemon:
         )
 
     def on_report(self, report: TickReport) -> None:
-        """A strategy ticked: show it, count a failure, hand it to the alert sources."""
+        """A strategy ticked: show it, count a failure, hand it to the alert sources.
+
+        A paused strategy's skipped tick says nothing (`bot status` shows the pause).
+        """
+        if report.paused:
+            return
         print_report(report)
         if not report.ok:
             self.facts.errors += 1
         self.sources.on_tick_report(report)
+        stuck = self._stuck()
+        self.sources.on_stuck(stuck)
+        if stuck != self._stuck_seen:  # `bot status` says it now, not at the next heartbeat
+            self._stuck_seen = stuck
+            self.publish()
+
+    def _stuck(self) -> dict[str, str]:
+        """The running, unpaused strategies that get nowhere, and why."""
+        engine = self.engine
+        return engine.progress.stuck(n for n in engine.strategies if n not in engine.paused)
 
     def _pulse_job(self, start: datetime) -> Job:
         """Marks the scheduler's progress; its interval is in the market clock's seconds."""
@@ -238,7 +253,13 @@ class Daemon:
     def snapshot(self, state: str | None = None) -> DaemonStatus:
         """The daemon as `bot status` and the heartbeat show it."""
         engine, journal, wallet = self.engine, self.runtime.journal, self.runtime.wallet
-        degraded = self.monitor.degraded(missing_order_count(journal, wallet))
+        stuck = self._stuck()
+        degraded = self.monitor.degraded(missing_order_count(journal, wallet), stuck)
+        jobs = self.jobs
+        next_ticks = {
+            name: None if jobs is None else jobs.next_fire_of(STRATEGY_JOB_PREFIX + name)
+            for name in engine.strategies
+        }
         return build_status(
             self.facts,
             state=state or self.state,
@@ -250,6 +271,11 @@ class Daemon:
             apt=self._apt,
             problem=self.monitor.problem() or self.paused or self.degraded or degraded,
             heartbeat_seconds=self.settings.daemon.heartbeat_seconds,
+            next_ticks=next_ticks,
+            stuck=stuck,
+            paused=engine.paused,
+            market_now=self.runtime.clock.now(),
+            clock=clock_kind(self.runtime.clock),
         )
 
     def publish(self, state: str | None = None, *, notify: bool = True) -> DaemonStatus:
@@ -373,12 +399,19 @@ class Daemon:
         engine, start = self.engine, self.runtime.clock.now()
         async with self.gate.reload():
             for name in (*plan.removed, *plan.rebuilt):
-                self.jobs.remove(f"strategy:{name}")
+                self.jobs.remove(STRATEGY_JOB_PREFIX + name)
                 await engine.remove_strategy(name)
             for strategy in strategies:
                 await engine.add_strategy(strategy)
                 schedule = plan.entries[strategy.instance].schedule
-                job = strategy_job(engine, strategy.instance, schedule, start, self.on_report)
+                job = strategy_job(
+                    engine,
+                    strategy.instance,
+                    schedule,
+                    start,
+                    self.on_report,
+                    tick_at_start=plan.settings.scheduler.tick_at_start,
+                )
                 self.jobs.add(self._wrapped(job))
             engine.risk = risk
             if policy is not None and self.runtime.signer is not None:
@@ -458,106 +491,3 @@ class Daemon:
                 await self.reload()
             except Exception as exc:  # never let a reload end the daemon
                 self._refuse(f"{type(exc).__name__}: {exc}")
-
-
-async def _drain(
-    reconciler: Reconciler, clock: Clock, settings: Settings, notifier: Notifier
-) -> None:
-    """Let transactions an earlier process left in flight land (or expire) first.
-
-    A stepped paper clock moves only when the driver moves it: nothing can land while
-    waiting, so it is not waited for.
-    """
-    if isinstance(clock, SteppedClock) or not reconciler.unfinished_transactions():
-        return
-    notifier.status("starting: waiting for transactions left in flight")
-    factor = clock.factor if isinstance(clock, AcceleratedClock) else 1.0
-    chain = settings.chain
-    await reconciler.drain_transactions(
-        timeout_seconds=(chain.expiration_seconds + 30) / factor,
-        poll_seconds=chain.poll_interval_seconds / factor,
-    )
-
-
-async def run_daemon(
-    settings: Settings, *, dry_run: bool, config_file: Path | None, force_paper: bool
-) -> None:
-    """`bot run`: the daemon until SIGTERM/SIGINT (exit 2 on a usage problem)."""
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    hangups: asyncio.Queue[None] = asyncio.Queue()
-    # Installed first: a signal during start-up is kept, not fatal (SIGHUP's default
-    # action would end the process).
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    loop.add_signal_handler(signal.SIGHUP, hangups.put_nowait, None)
-    notifier = Notifier.from_environ()
-    notifier.status("starting: opening the journal and the clients")
-    runtime = await until_reachable(
-        "opening the provider and the node",
-        lambda: Runtime.open(settings),
-        stop=stop,
-        on_down=early_reporter(
-            None if dry_run else status_path(settings.journal.url, settings.daemon.status_file),
-            mode=settings.mode,
-            notifier=notifier,
-            echo=lambda line: typer.echo(line, err=True),
-        ),
-    )
-    if runtime is None:  # stopped while waiting
-        typer.echo("bot stopped")
-        return
-    lock = None
-    async with runtime:
-        engine = build_engine(runtime, settings, dry_run=dry_run)  # exit 2 without a wallet
-        wallet = engine.wallet
-        if runtime.world is not None and engine.tracker is not None:
-            # The embedded world is the market: an order it does not know is gone.
-            engine.tracker.close_unknown = LOST_REASON
-        if not dry_run:
-            lock = take_wallet_lock(settings, wallet)
-        try:
-            daemon = Daemon(
-                settings,
-                runtime,
-                engine,
-                dry_run=dry_run,
-                config_file=config_file,
-                force_paper=force_paper,
-                notifier=notifier,
-            )
-        except ValueError as exc:  # an unusable [alerts] section
-            fail(str(exc), EXIT_USAGE)
-        try:
-            daemon.publish("starting")
-            if not dry_run:
-                notifier.status("starting: reconciling the journal")
-                reconciler = Reconciler(
-                    journal=runtime.journal,
-                    client=runtime.client,
-                    clock=runtime.clock,
-                    wallet=wallet,
-                    tokens=runtime.tokens,
-                    node=runtime.node,
-                    on_foreign_signer=daemon.on_foreign_signer,
-                )
-
-                async def settle(reconciler: Reconciler = reconciler) -> bool:
-                    await _drain(reconciler, runtime.clock, settings, notifier)
-                    await reconciler.run()
-                    return True
-
-                if not await until_reachable(
-                    "reconciling the journal", settle, stop=stop, on_down=daemon.on_down
-                ):
-                    return  # stopped while waiting (the finally below says so)
-                daemon.degraded = None
-            await daemon.serve(stop, hangups)
-        finally:
-            if not dry_run:  # a dry run may run beside the daemon: its world is its own
-                runtime.save_world()
-            daemon.publish("stopped")
-            if lock is not None:
-                lock.release()
-            notifier.close()
-    typer.echo("bot stopped")

@@ -1,4 +1,4 @@
-"""`bot run [--paper | --dry-run]`, `bot once [--dry-run]`, `bot strategies list | check NAME`.
+"""`bot run [--paper | --dry-run]`, `bot once [--dry-run]`.
 
 `bot run` is the product; the daemon itself (start-up, jobs, heartbeat, systemd
 notification, SIGHUP reload, shutdown) lives in `bot.cli.daemon`. This module holds the
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated
 
 import typer
@@ -29,11 +29,12 @@ from bot.cli.common import (
     take_wallet_lock,
 )
 from bot.cli.runtime import Runtime
-from bot.config import Schedule, Settings, StrategyEntry
+from bot.config import Schedule, Settings
 from bot.engine.brokers import Broker, DryRunBroker, LiveBroker, describe
 from bot.engine.commands import process_commands
 from bot.engine.engine import Engine, TickReport
-from bot.engine.plugins import PluginError, available_plugins, build_strategy
+from bot.engine.pauses import paused_strategies
+from bot.engine.plugins import PluginError
 from bot.engine.plugins import build_strategies as build_strategies  # the daemon's import
 from bot.engine.reconcile import Reconciler
 from bot.engine.risk import RiskChecker
@@ -43,7 +44,8 @@ from bot.engine.tracker import OrderTracker
 from bot.journal import Journal
 from bot.logging import redact
 
-strategies_app = typer.Typer(help="Strategy plugins.", no_args_is_help=True)
+STRATEGY_JOB_PREFIX = "strategy:"
+"""A strategy's tick job is called this followed by the strategy's name."""
 
 
 def risk_checker(settings: Settings, journal: Journal, tokens: TokenBook) -> RiskChecker:
@@ -97,6 +99,8 @@ def build_engine(runtime: Runtime, settings: Settings, *, dry_run: bool) -> Engi
         tracker=tracker,
         timeout_seconds=settings.scheduler.strategy_timeout_seconds,
         state_store=state_store,
+        stuck_after=settings.daemon.stuck_ticks,
+        paused=paused_strategies(runtime.journal),
     )
 
 
@@ -106,6 +110,8 @@ def print_report(report: TickReport) -> None:
     Every line passes the log redactor: an error may quote a secret.
     """
     lines = []
+    if report.paused:
+        lines.append(f"{report.strategy}: paused (bot strategies resume {report.strategy})")
     if not report.ok:
         lines.append(f"{report.strategy}: FAILED: {report.error}")
     for action, reason in report.refusals:
@@ -129,14 +135,27 @@ def strategy_job(
     schedule: Schedule,
     start: datetime,
     on_report: Callable[[TickReport], None] = print_report,
+    *,
+    tick_at_start: bool = True,
 ) -> Job:
-    """The job ticking strategy `name` on `schedule` from `start`; reports go to `on_report`."""
+    """The job ticking strategy `name` on `schedule` from `start`; reports go to `on_report`.
+
+    `tick_at_start` (the schedule's own setting wins): the first tick is at `start`, else
+    at the schedule's first slot after it.
+    """
 
     async def tick() -> None:
         if name in engine.strategies:  # not when it was removed while this run waited
             on_report(await engine.tick(name))
 
-    return Job(f"strategy:{name}", make_trigger(schedule, start), tick)
+    at_start = schedule.tick_at_start if schedule.tick_at_start is not None else tick_at_start
+    first = start
+    if not at_start and schedule.interval_seconds is not None:
+        first = start + timedelta(seconds=schedule.interval_seconds)
+    job = Job(STRATEGY_JOB_PREFIX + name, make_trigger(schedule, first), tick)
+    if at_start and schedule.cron is not None:
+        job.first_fire = start
+    return job
 
 
 def trading_jobs(
@@ -153,8 +172,9 @@ def trading_jobs(
     """
     start = runtime.clock.now()
     entries = {e.name: e for e in settings.strategies}
+    at_start = settings.scheduler.tick_at_start
     jobs = [
-        strategy_job(engine, name, entries[name].schedule, start, on_report)
+        strategy_job(engine, name, entries[name].schedule, start, on_report, tick_at_start=at_start)
         for name in engine.strategies
     ]
     if not dry_run:
@@ -169,7 +189,7 @@ def trading_jobs(
         if executor is not None:
 
             async def commands() -> None:
-                await process_commands(runtime.journal, executor, runtime.clock)
+                await process_commands(runtime.journal, executor, runtime.clock, engine)
 
             jobs.append(
                 Job("commands", every(settings.scheduler.commands_interval_seconds), commands)
@@ -250,7 +270,7 @@ def run(
             settings = settings.model_copy(update={"mode": "paper"})
     if not settings.strategies:
         fail("no [[strategies]] configured (see config.example.toml)", EXIT_USAGE)
-    from bot.cli.daemon import run_daemon
+    from bot.cli.daemon_start import run_daemon
 
     asyncio.run(
         run_daemon(
@@ -260,42 +280,3 @@ def run(
             force_paper=paper,
         )
     )
-
-
-@strategies_app.command("list")
-def strategies_list(ctx: typer.Context) -> None:
-    """The plugins available, and the strategies configured."""
-    settings = load_or_exit(ctx)
-    try:
-        plugins = available_plugins(settings.scheduler.strategy_dirs)
-    except PluginError as exc:
-        fail(str(exc), EXIT_USAGE)
-    typer.echo("plugins:")
-    for name, description in sorted(plugins.items()):
-        typer.echo(f"  {name:<16} {description}")
-    typer.echo("configured:")
-    for entry in settings.strategies:
-        when = (
-            f"every {entry.schedule.interval_seconds}s"
-            if entry.schedule.interval_seconds
-            else f"cron {entry.schedule.cron}"
-        )
-        flag = "" if entry.enabled else " (disabled)"
-        typer.echo(f"  {entry.name:<16} {entry.plugin} {when}{flag}")
-
-
-@strategies_app.command("check")
-def strategies_check(
-    ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="A configured strategy's name.")],
-) -> None:
-    """Load one configured strategy and validate its parameters; exit 2 if invalid."""
-    settings = load_or_exit(ctx)
-    entry: StrategyEntry | None = next((e for e in settings.strategies if e.name == name), None)
-    if entry is None:
-        fail(f"no configured strategy named {name!r}", EXIT_USAGE)
-    try:
-        strategy = build_strategy(entry, settings.scheduler.strategy_dirs)
-    except PluginError as exc:
-        fail(str(exc), EXIT_USAGE)
-    typer.echo(f"{name}: OK ({entry.plugin}, params {strategy.params.model_dump(mode='json')})")

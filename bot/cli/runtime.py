@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import httpx
+from aptos_sdk import ed25519
 from pydantic import SecretStr
 
 from bot.api import PanoraClient
@@ -58,6 +59,7 @@ __all__ = [
     "chain_settings",
     "connect",
     "embedded_snapshot",
+    "embedded_world",
 ]
 
 EMBEDDED_URL = "http://paper.embedded"
@@ -128,12 +130,31 @@ class Connection:
     world: PaperWorld | None
 
 
-def connect(settings: Settings, *, journal: Journal | None = None) -> Connection:
+def embedded_world(settings: Settings, *, journal: Journal | None = None) -> PaperWorld:
+    """The embedded paper world: restored from `embedded_snapshot(settings)`, else new.
+
+    Reads the snapshot, never writes it (saving is `Runtime.save_world`'s, for the process
+    that trades), so `bot doctor` can look at the daemon's world. Kept in step with
+    `journal` when given (its clock, its order ids: `_world_bounds`).
+
+    Raises:
+        SnapshotError: the snapshot file exists but cannot be read back.
+    """
+    paper = settings.paper.model_copy(update={"snapshot_file": embedded_snapshot(settings)})
+    latest, taken = _world_bounds(journal) if journal is not None else (None, set())
+    return build_world(
+        paper, prefix=settings.api.provider_prefix, not_before=latest, taken_order_ids=taken
+    )
+
+
+def connect(
+    settings: Settings, *, journal: Journal | None = None, embedded: PaperWorld | None = None
+) -> Connection:
     """Clients for `settings`: live services, a served paper world, or an embedded one.
 
-    An embedded world is restored from `embedded_snapshot(settings)` when that file exists,
-    and kept in step with `journal` (its clock, its order ids: `_world_bounds`). A snapshot
-    that cannot be read ends the verb with one line (exit 2): never replaced silently.
+    An embedded world is `embedded` when given, else `embedded_world(settings, journal=…)`.
+    A snapshot that cannot be read ends the verb with one line (exit 2): never replaced
+    silently.
 
     Raises:
         SecretFileError: the API key file is missing or too open.
@@ -155,14 +176,8 @@ def connect(settings: Settings, *, journal: Journal | None = None) -> Connection
             }
         )
         if not settings.paper.url:
-            paper = settings.paper.model_copy(
-                update={"snapshot_file": embedded_snapshot(settings)}
-            )
-            latest, taken = _world_bounds(journal) if journal is not None else (None, set())
             try:
-                world = build_world(
-                    paper, prefix=api.provider_prefix, not_before=latest, taken_order_ids=taken
-                )
+                world = embedded or embedded_world(settings, journal=journal)
             except SnapshotError as exc:
                 fail(
                     f"paper world: {exc}; move the file away to start a new paper world "
@@ -211,13 +226,9 @@ class Runtime:
         chain = chain_settings(settings)
         tokens = world.market.tokens.book if world else await fetch_token_book(client)
         signer = None
-        wallet = settings.wallet.address
-        if settings.wallet.key_file or settings.wallet.private_key:
-            try:
-                private = load_private_key(settings.wallet.key_file, settings.wallet.private_key)
-            except KeyFileError as exc:  # missing, too open, malformed: fix the config
-                fail(str(exc), EXIT_USAGE)
-            wallet = str(account_address(private))  # the key's address is public
+        wallet = configured_wallet(settings)
+        if wallet is not None and (settings.wallet.key_file or settings.wallet.private_key):
+            private = _private_key(settings)
             if with_signer:
                 try:
                     policy = SignerPolicy.from_settings(chain, settings.risk, tokens)
@@ -292,3 +303,22 @@ class Runtime:
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.aclose()
+
+
+def _private_key(settings: Settings) -> ed25519.PrivateKey:
+    """The wallet's key; exit 2 with one line when it cannot be read."""
+    try:
+        return load_private_key(settings.wallet.key_file, settings.wallet.private_key)
+    except KeyFileError as exc:  # missing, too open, malformed: fix the config
+        fail(str(exc), EXIT_USAGE)
+
+
+def configured_wallet(settings: Settings) -> str | None:
+    """The wallet address the config names, or None.
+
+    Its key's (public) address, else `[wallet].address`; exit 2 when a configured key
+    cannot be read.
+    """
+    if settings.wallet.key_file or settings.wallet.private_key:
+        return str(account_address(_private_key(settings)))
+    return settings.wallet.address

@@ -36,6 +36,8 @@ class ActionOutcome:
     tx_hash: str | None = None
     detail: str = ""
     lines: list[str] = field(default_factory=list)
+    duplicate: bool = False
+    """The key was already recorded: nothing was sent now, `state` is the earlier intent's."""
 
 
 class Broker(Protocol):
@@ -56,7 +58,9 @@ class LiveBroker:
         """Execute exactly once (per strategy and key)."""
         result = await self.executor.execute(strategy, action)
         detail = "already done under this key" if result.duplicate else result.detail
-        return ActionOutcome(result.state, result.order_id, result.tx_hash, detail)
+        return ActionOutcome(
+            result.state, result.order_id, result.tx_hash, detail, duplicate=result.duplicate
+        )
 
 
 class DryRunBroker:

@@ -1,21 +1,27 @@
 """Requests a second process hands to the running daemon through the journal's queue.
 
 The daemon, holding the wallet lock, takes queued commands one at a time (oldest first) and
-runs them through its own executor, so only one process ever signs for the wallet.
-Commands: `cancel` with `{kind: dca|limit, order_id}`.
+runs them itself, so only one process ever signs for the wallet or changes what runs.
+Commands: `cancel` with `{kind: dca|limit, order_id}` (through the daemon's executor),
+`pause` and `resume` with `{strategy}` (`bot.engine.pauses`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.clock import Clock
 from bot.engine.actions import CancelDca, CancelLimit
 from bot.engine.executor import Executor
-from bot.journal import Journal
+from bot.engine.pauses import apply_pause
+from bot.journal import CommandView, Journal
 
-__all__ = ["CLI_STRATEGY", "cancel_action", "process_commands"]
+if TYPE_CHECKING:
+    from bot.engine.engine import Engine
+
+__all__ = ["CLI_STRATEGY", "cancel_action", "process_commands", "wait_for_command"]
 
 CLI_STRATEGY = "cli"
 """The strategy name intents from the command line are recorded under."""
@@ -29,12 +35,27 @@ def cancel_action(kind: str, order_id: str, clock: Clock) -> CancelDca | CancelL
     return CancelLimit(key=key, order_id=order_id)
 
 
-async def process_commands(journal: Journal, executor: Executor, clock: Clock) -> int:
-    """Run every queued command; returns how many were taken."""
+async def process_commands(
+    journal: Journal, executor: Executor, clock: Clock, engine: Engine | None = None
+) -> int:
+    """Run every queued command; returns how many were taken.
+
+    `engine`: the strategies `pause`/`resume` act on (without it they are refused).
+    """
     taken = 0
     while (command := journal.take_command(at=clock.now())) is not None:
         taken += 1
         payload: dict[str, Any] = dict(command.payload)
+        if command.kind in ("pause", "resume") and engine is not None:
+            try:
+                line = apply_pause(
+                    engine, str(payload.get("strategy")), command.kind == "pause", at=clock.now()
+                )
+            except ValueError as exc:
+                journal.finish_command(command.id, False, str(exc), at=clock.now())
+            else:
+                journal.finish_command(command.id, True, line, at=clock.now())
+            continue
         if command.kind != "cancel" or payload.get("kind") not in ("dca", "limit"):
             journal.finish_command(
                 command.id, False, f"unknown command {command.kind!r}", at=clock.now()
@@ -49,3 +70,21 @@ async def process_commands(journal: Journal, executor: Executor, clock: Clock) -
             at=clock.now(),
         )
     return taken
+
+
+async def wait_for_command(
+    journal: Journal, command_id: int, seconds: float, *, every: float = 0.5
+) -> CommandView | None:
+    """The command once the daemon finished it (`done` or `failed`), or None.
+
+    None: no answer within `seconds` (the command stays queued).
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while True:
+        command = journal.command(command_id)
+        if command is not None and command.state in ("done", "failed"):
+            return command
+        if loop.time() >= deadline:
+            return None
+        await asyncio.sleep(every)

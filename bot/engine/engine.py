@@ -28,6 +28,7 @@ from bot.config import param_strings
 from bot.engine.actions import Action, Swap, check_actions
 from bot.engine.brokers import ActionOutcome, Broker, describe
 from bot.engine.events import OrderEvent
+from bot.engine.progress import ProgressTracker
 from bot.engine.risk import RiskChecker, RiskRefusal
 from bot.engine.state_store import JournalStateStore, StateStore
 from bot.engine.strategy import Context, FillInfo, OrderInfo, PriceInfo, Strategy
@@ -64,6 +65,8 @@ class TickReport:
     error: str | None = None
     outcomes: list[tuple[Action, ActionOutcome]] = field(default_factory=list)
     refusals: list[tuple[Action, RiskRefusal]] = field(default_factory=list)
+    paused: bool = False
+    """The strategy is paused (`bot strategies pause`): it was not asked to act."""
 
 
 class Engine:
@@ -84,6 +87,8 @@ class Engine:
         tracker: OrderTracker | None = None,
         timeout_seconds: float = 30.0,
         state_store: StateStore | None = None,
+        stuck_after: int = 3,
+        paused: Iterable[str] = (),
     ) -> None:
         self.client = client
         self.journal = journal
@@ -100,6 +105,10 @@ class Engine:
         the journal's untouched)."""
         self.strategies = {s.instance: s for s in strategies}
         self.stats = {name: StrategyStats() for name in self.strategies}
+        self.progress = ProgressTracker(stuck_after)
+        """Which strategies tick without getting anywhere (the daemon's `degraded`)."""
+        self.paused: set[str] = set(paused)
+        """Strategies the user paused: their ticks and reactions ask them nothing."""
         self._prices: tuple[datetime, dict[str, PriceInfo]] | None = None
         self.last_poll_at: datetime | None = None
         """When the last order poll began (the heartbeat and alerts read it)."""
@@ -207,7 +216,9 @@ class Engine:
     # --- ticks ------------------------------------------------------------------------
 
     async def tick(self, name: str) -> TickReport:
-        """Tick one strategy; never raises."""
+        """Tick one strategy (a paused one is not asked); never raises."""
+        if name in self.paused:
+            return TickReport(name, ok=True, paused=True)
         strategy = self.strategies[name]
         stats = self.stats[name]
         stats.ticks += 1
@@ -217,10 +228,12 @@ class Engine:
             actions = await asyncio.wait_for(strategy.on_tick(ctx), self.timeout)
             check_actions(actions)
         except Exception as exc:
-            return self._failed(name, exc)
-        report = TickReport(name, ok=True)
-        await self._act(name, actions, report)
-        self.state_store.save(name, ctx.saved, at=self.clock.now())
+            report = self._failed(name, exc)
+        else:
+            report = TickReport(name, ok=True)
+            await self._act(name, actions, report)
+            self.state_store.save(name, ctx.saved, at=self.clock.now())
+        self.progress.record(report)
         return report
 
     def _failed(self, name: str, exc: BaseException) -> TickReport:
@@ -312,7 +325,7 @@ class Engine:
     async def _on_order_event(self, event: OrderEvent) -> None:
         order = self.journal.order(event.kind, event.order_id)
         strategy = self.strategies.get(order.strategy or "") if order is not None else None
-        if strategy is None:
+        if strategy is None or strategy.instance in self.paused:
             return
         try:
             ctx = await self.context(strategy)
@@ -347,6 +360,7 @@ class Engine:
         """Run one more strategy (fresh counters) and call its `on_start`."""
         self.strategies[strategy.instance] = strategy
         self.stats[strategy.instance] = StrategyStats()
+        self.progress.forget(strategy.instance)
         await self._hook(strategy, "on_start")
 
     async def remove_strategy(self, name: str) -> None:
@@ -357,6 +371,7 @@ class Engine:
         await self._hook(strategy, "on_stop")
         del self.strategies[name]
         self.stats.pop(name, None)
+        self.progress.forget(name)
 
     async def _hook(self, strategy: Strategy, hook: str) -> None:
         try:

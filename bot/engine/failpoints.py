@@ -15,9 +15,7 @@ import signal
 
 __all__ = ["POINTS", "hit"]
 
-POINTS = frozenset(
-    {"after_intent", "after_send", "after_response", "before_submit", "after_order"}
-)
+POINTS = frozenset({"after_intent", "after_send", "after_response", "before_submit", "after_order"})
 _ENV = "BOT_FAILPOINT"
 
 

@@ -23,11 +23,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.clock import AcceleratedClock, Clock, ClockSteps, RealClock, SteppedClock
 from bot.config import Schedule
+from bot.cron import cron_trigger
 from bot.logging import get_logger
 
 __all__ = ["Driver", "Job", "RealtimeScheduler", "make_trigger", "start_realtime"]
@@ -39,7 +39,7 @@ def make_trigger(schedule: Schedule, start: datetime) -> BaseTrigger:
         return IntervalTrigger(seconds=schedule.interval_seconds, start_date=start, timezone=UTC)
     if schedule.cron is None:  # Schedule's own validator allows exactly one of the two
         raise ValueError("a schedule needs interval_seconds or cron")
-    return CronTrigger.from_crontab(schedule.cron, timezone=UTC)
+    return cron_trigger(schedule.cron)
 
 
 @dataclass
@@ -51,6 +51,22 @@ class Job:
     run: Callable[[], Awaitable[Any]]
     last_fire: datetime | None = None
     next_fire: datetime | None = field(default=None)
+    first_fire: datetime | None = None
+    """A run before the trigger's first (a cron strategy's tick at start), or None."""
+
+    def schedule_first(self, now: datetime) -> None:
+        """Set the first fire time: `first_fire`, or an interval's start, or the trigger's."""
+        self.last_fire = None
+        if isinstance(self.trigger, IntervalTrigger):
+            # An interval fires at its start: the trigger alone would answer start + N for
+            # a start already (just) past.
+            self.next_fire = self.trigger.start_date
+        else:
+            self.schedule_next(now)
+        if self.first_fire is not None and (
+            self.next_fire is None or self.first_fire < self.next_fire
+        ):
+            self.next_fire = self.first_fire
 
     def schedule_next(self, now: datetime) -> None:
         """Ask the trigger for the next fire time after `now` (coalescing the missed ones)."""
@@ -75,18 +91,21 @@ class Driver:
         self.jobs = jobs
         self.on_time = on_time
         for job in jobs:
-            job.schedule_next(clock.now())
+            job.schedule_first(clock.now())
 
     def add(self, job: Job) -> None:
         """Schedule one more job (a job of the same name is replaced)."""
         self.remove(job.name)
-        job.last_fire = None
-        job.schedule_next(self.clock.now())
+        job.schedule_first(self.clock.now())
         self.jobs.append(job)
 
     def remove(self, name: str) -> None:
         """Unschedule the job called `name` (a run already under way finishes)."""
         self.jobs[:] = [j for j in self.jobs if j.name != name]
+
+    def next_fire_of(self, name: str) -> datetime | None:
+        """When the job called `name` runs next (None: no such job, or no more runs)."""
+        return next((j.next_fire for j in self.jobs if j.name == name), None)
 
     def next_fire(self) -> datetime | None:
         """When the next job is due."""
@@ -189,17 +208,16 @@ class RealtimeScheduler:
     def add(self, job: Job) -> None:
         """Schedule one job (a job of the same name is replaced)."""
         self.remove(job.name)
-        job.last_fire = None
-        if isinstance(job.trigger, IntervalTrigger):
-            # An interval fires at its start, as under the Driver: the trigger alone would
-            # answer start + N for a start already (just) past.
-            job.next_fire = job.trigger.start_date
-        else:
-            job.schedule_next(self.clock.now())
+        job.schedule_first(self.clock.now())
         entry = _Running(job)
         self._jobs[job.name] = entry
         if self.running:
             entry.task = asyncio.create_task(self._drive(entry), name=f"job {job.name}")
+
+    def next_fire_of(self, name: str) -> datetime | None:
+        """When the job called `name` runs next (None: no such job, or no more runs)."""
+        entry = self._jobs.get(name)
+        return None if entry is None else entry.job.next_fire
 
     def remove(self, name: str) -> None:
         """Unschedule the job called `name` (a run already under way finishes)."""

@@ -3,8 +3,9 @@
 The daemon calls these hooks; each decides whether an alert is due and emits it through
 the `Alerter` (which never blocks). No hook raises. Conditions that persist are reported
 once, not at every tick: a strategy's same error again within an hour, the same risk cap
-of the same strategy within an hour, low APT until it recovers (or every six hours while
-it stays low), a polling outage once until a poll succeeds again.
+of the same strategy within an hour, a strategy stuck once until it makes progress again,
+low APT until it recovers (or every six hours while it stays low), a polling outage once
+until a poll succeeds again.
 """
 
 from __future__ import annotations
@@ -112,6 +113,7 @@ class AlertSources:
         self._low_apt_alerted_at: datetime | None = None
         self._watching_since: datetime | None = None
         self._outage_reported = False
+        self._stuck: set[str] = set()
         self._log = get_logger("alerts")
 
     # --- order events ---------------------------------------------------------------------
@@ -203,6 +205,21 @@ class AlertSources:
                 reason=str(refusal),
                 action=what,
             )
+
+    def on_stuck(self, stuck: Mapping[str, str]) -> None:
+        """The strategies getting nowhere now: each alerted once per spell of being stuck."""
+        try:
+            for name, why in stuck.items():
+                if name not in self._stuck:
+                    self.alerter.emit(
+                        "strategy_stuck",
+                        f"Strategy {name} is stuck: {why}",
+                        strategy=name,
+                        reason=why,
+                    )
+            self._stuck = set(stuck)
+        except Exception as exc:
+            self._failed("stuck", exc)
 
     # --- heartbeat ------------------------------------------------------------------------
 

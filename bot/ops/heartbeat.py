@@ -9,7 +9,7 @@ status file `bot status` reads, and the `STATUS=` line `systemctl status` shows.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -36,6 +36,7 @@ __all__ = [
     "open_order_count",
     "status_line",
 ]
+
 
 def iso(moment: datetime | None) -> str | None:
     """ISO-8601 UTC text with a `Z`, or None."""
@@ -90,8 +91,19 @@ def build_status(
     apt: Decimal | None,
     problem: str | None,
     heartbeat_seconds: int,
+    next_ticks: Mapping[str, datetime | None] | None = None,
+    stuck: Mapping[str, str] | None = None,
+    paused: Collection[str] = (),
+    market_now: datetime | None = None,
+    clock: str = "real",
 ) -> DaemonStatus:
-    """One snapshot of the daemon."""
+    """One snapshot of the daemon.
+
+    `next_ticks`: each strategy's next scheduled tick; `stuck`: the strategies getting
+    nowhere and why; `paused`: those the user paused; `market_now` and `clock`: the
+    clock those times are on.
+    """
+    next_ticks, stuck = next_ticks or {}, stuck or {}
     return DaemonStatus(
         pid=facts.pid,
         state=state,
@@ -109,6 +121,9 @@ def build_status(
                 actions=s.actions,
                 last_tick=iso(s.last_tick),
                 last_error=s.last_error,
+                next_tick=iso(next_ticks.get(name)),
+                stuck=stuck.get(name),
+                paused=name in paused,
             )
             for name, s in sorted(stats.items())
         },
@@ -121,6 +136,8 @@ def build_status(
         problem=problem,
         heartbeat_seconds=heartbeat_seconds,
         reloaded_at=iso(facts.reloaded_at),
+        market_now=iso(market_now),
+        clock=clock,
     )
 
 
@@ -138,6 +155,9 @@ def status_line(status: DaemonStatus) -> str:
         f"{status.open_orders} open order{'' if status.open_orders == 1 else 's'}",
         f"last tick {last[11:19] + 'Z' if last else 'none yet'}",
     ]
+    paused = sum(1 for s in status.strategies.values() if s.paused)
+    if paused:
+        parts.append(f"{paused} paused")
     if status.errors:
         parts.append(f"{status.errors} error{'' if status.errors == 1 else 's'}")
     head = status.state
@@ -160,6 +180,12 @@ def log_heartbeat(status: DaemonStatus) -> None:
         "last_poll_ok": status.last_poll_ok_at,
         "apt": status.apt_balance,
     }
+    stuck = {name: s.stuck for name, s in status.strategies.items() if s.stuck}
+    if stuck:
+        fields["stuck"] = stuck
+    paused = sorted(name for name, s in status.strategies.items() if s.paused)
+    if paused:
+        fields["paused"] = paused
     log = get_logger("daemon")
     if status.healthy:
         log.info("heartbeat", **fields)

@@ -38,6 +38,12 @@ class StrategyStatus:
     actions: int = 0
     last_tick: str | None = None
     last_error: str | None = None
+    next_tick: str | None = None
+    """When the daemon will tick it next (the market clock's time), if scheduled."""
+    stuck: str | None = None
+    """Why it gets nowhere (`bot.engine.progress`), or None."""
+    paused: bool = False
+    """Paused by the user (`bot strategies pause`)."""
 
 
 @dataclass
@@ -65,6 +71,10 @@ class DaemonStatus:
     """How often the daemon rewrites the file: older than a few of these means stale."""
     reloaded_at: str | None = None
     """When SIGHUP last applied a changed config."""
+    market_now: str | None = None
+    """The market clock's time at this write: tick, poll and order times are on it."""
+    clock: str = "real"
+    """The market clock: "real", or a paper world's "accelerated" / "stepped" one."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON data."""

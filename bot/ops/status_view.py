@@ -226,6 +226,8 @@ class StatusView:
             "status_age_seconds": self._seconds_since(status.updated_at) if status else None,
             "stale_after_seconds": self.stale_after_seconds,
             "strategies": {name: _strategy_json(s) for name, s in sorted(strategies.items())},
+            "clock": status.clock if status else None,
+            "market_now": status.market_now if status else None,
             "errors": status.errors if status else None,
             "last_poll_at": status.last_poll_at if status else None,
             "last_poll_ok_at": status.last_poll_ok_at if status else None,
@@ -252,7 +254,7 @@ class StatusView:
                 f"  status      {status.state}, updated {_ago(age)} "
                 f"(stale after {self.stale_after_seconds} s), {self.status_file}"
             )
-            out.extend(_strategy_lines(status.strategies))
+            out.extend(_strategy_lines(status))
             poll = status.last_poll_at or "never"
             ok = status.last_poll_ok_at or "never"
             out.append(f"  last poll   {poll} (last successful {ok})")
@@ -296,22 +298,47 @@ def _strategy_json(s: StrategyStatus) -> dict[str, Any]:
         "actions": s.actions,
         "last_tick": s.last_tick,
         "last_error": s.last_error,
+        "next_tick": s.next_tick,
+        "stuck": s.stuck,
+        "paused": s.paused,
     }
 
 
-def _strategy_lines(strategies: dict[str, StrategyStatus]) -> list[str]:
+def _strategy_lines(status: DaemonStatus) -> list[str]:
+    strategies = status.strategies
     if not strategies:
         return ["  strategies  none"]
-    out = ["  strategies"]
+    head = "  strategies"
+    if status.clock != "real":
+        head += f" (times on the paper world's {status.clock} clock, now {status.market_now})"
+    out = [head]
     for name, s in sorted(strategies.items()):
         line = (
-            f"    {name:<18} last tick {s.last_tick or 'never'}, {s.ticks} ticks, "
+            f"    {name:<18} last tick {s.last_tick or 'never'}, "
+            f"next {_next_tick(s, status.market_now)}, {s.ticks} ticks, "
             f"{s.actions} actions, {s.errors} errors, {s.refused} refused"
         )
         if s.last_error:
             line += f" (last error: {s.last_error})"
         out.append(line)
+        if s.paused:
+            out.append(f"    {'':<18} PAUSED: bot strategies resume {name}")
+        if s.stuck:
+            out.append(f"    {'':<18} STUCK: {s.stuck}")
     return out
+
+
+def _next_tick(s: StrategyStatus, market_now: str | None) -> str:
+    """`2026-… (in 42m 10s)`, on the clock the daemon ticks on."""
+    if s.paused:
+        return "none (paused)"
+    if not s.next_tick:
+        return "not scheduled"
+    try:
+        wait = int((parse_utc(s.next_tick) - parse_utc(market_now or "")).total_seconds())
+    except ValueError:
+        return s.next_tick
+    return f"{s.next_tick} (in {_duration(max(0, wait))})"
 
 
 def _duration(seconds: int) -> str:

@@ -14,10 +14,12 @@ Healthy means three things at once:
 Times here are real (monotonic) seconds: systemd's watchdog counts real time, whatever
 clock the market runs on.
 
-Apart from that verdict, `degraded()` says when the daemon runs but the market does not
-go as it should: orders disappeared from the provider within the last
-`DISAPPEARED_WINDOW_SECONDS`. A degraded daemon still sends `WATCHDOG=1` (a restart
-would not bring an order back); `bot status` and the heartbeat say `degraded` and why.
+Apart from that verdict, `degraded()` says when the daemon runs but the market does not go
+as it should: orders disappeared from the provider within the last
+`DISAPPEARED_WINDOW_SECONDS`, or a strategy is stuck (its every action refused or failed
+for `[daemon].stuck_ticks` ticks, or its key held by an intent whose outcome is unknown).
+A degraded daemon still sends `WATCHDOG=1` (a restart would not bring an order back);
+`bot status` and the heartbeat say `degraded` and why.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Final
@@ -96,27 +98,32 @@ class HealthMonitor:
         """The provider no longer knows one of our orders (now `missing` or `lost`)."""
         self._disappeared.append((self._monotonic(), f"{kind} {order_id[:12]} → {status}"))
 
-    def degraded(self, missing: int = 0) -> str | None:
-        """None, or one line: orders disappeared within the window, or still `missing`.
+    def degraded(self, missing: int = 0, stuck: Mapping[str, str] | None = None) -> str | None:
+        """None, or one line naming every reason the daemon trades less than it should.
 
-        `missing`: the wallet's orders the journal holds as `missing` now (live, but the
-        provider no longer lists them), however long ago they disappeared.
+        Orders disappeared within the window; `missing`: the wallet's orders the journal
+        holds as `missing` now (live, but the provider no longer lists them), however long
+        ago they disappeared; `stuck`: strategies that tick without getting anywhere, and
+        why (`bot.engine.progress`).
         """
+        reasons: list[str] = []
         since = self._monotonic() - DISAPPEARED_WINDOW_SECONDS
         self._disappeared = [d for d in self._disappeared if d[0] >= since]
         if self._disappeared:
             count = len(self._disappeared)
-            return (
-                f"degraded: {_orders(count)} disappeared from the provider in the last "
+            reasons.append(
+                f"{_orders(count)} disappeared from the provider in the last "
                 f"{int(DISAPPEARED_WINDOW_SECONDS // 60)} min "
                 f"(latest: {self._disappeared[-1][1]}; see bot orders)"
             )
-        if missing:
-            return (
-                f"degraded: {_orders(missing)} missing: the provider no longer lists "
+        elif missing:
+            reasons.append(
+                f"{_orders(missing)} missing: the provider no longer lists "
                 f"{'it' if missing == 1 else 'them'} (see bot orders --status all)"
             )
-        return None
+        for name, why in (stuck or {}).items():
+            reasons.append(f"strategy {name} stuck: {why}")
+        return "degraded: " + "; ".join(reasons) if reasons else None
 
 
 def _orders(count: int) -> str:

@@ -49,3 +49,34 @@ async def test_an_unstopped_stepped_run_ends_at_its_end_time() -> None:
     await driver.run_until(START + timedelta(hours=1, minutes=5))
     assert runs == 7  # 0:00, 0:10, … 1:00
     assert clock.now() == START + timedelta(hours=1, minutes=5)
+
+
+async def test_a_cron_strategy_ticks_once_at_start_then_on_its_slots() -> None:
+    clock = SteppedClock(START + timedelta(hours=5))  # Thursday 05:00; the cron is at noon
+    runs: list[datetime] = []
+
+    async def tick() -> None:
+        runs.append(clock.now())
+
+    job = Job("t", make_trigger(Schedule(cron="0 12 * * *"), clock.now()), tick)
+    job.first_fire = clock.now()
+    driver = Driver(clock, [job])
+    assert driver.next_fire_of("t") == START + timedelta(hours=5)
+    await driver.run_until(START + timedelta(days=1, hours=13))
+    assert runs == [
+        START + timedelta(hours=5),
+        START + timedelta(hours=12),
+        START + timedelta(days=1, hours=12),
+    ]
+
+
+async def test_without_a_first_fire_a_cron_waits_for_its_slot() -> None:
+    clock = SteppedClock(START + timedelta(hours=5))
+    job = Job("t", make_trigger(Schedule(cron="0 12 * * *"), clock.now()), _nothing)
+    driver = Driver(clock, [job])
+    assert driver.next_fire_of("t") == START + timedelta(hours=12)
+    assert driver.next_fire_of("missing") is None
+
+
+async def _nothing() -> None:
+    return None

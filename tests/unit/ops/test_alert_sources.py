@@ -369,3 +369,18 @@ def test_a_bad_poll_time_does_not_stop_the_low_apt_check(
     later = START + timedelta(hours=7)
     sources.on_heartbeat(later, START, "junk")  # type: ignore[arg-type]
     assert alerter.kinds() == ["low_apt_for_gas", "no_poll"]  # the poll check still ran
+
+
+def test_a_stuck_strategy_alerts_once_per_spell(
+    sources: AlertSources, alerter: FakeAlerter
+) -> None:
+    why = "no progress for 3 ticks in a row (refused: daily spend cap: …)"
+    sources.on_stuck({"dca": why})
+    sources.on_stuck({"dca": why})
+    sources.on_stuck({"dca": why, "ladder": "key 'r1' held by an intent still unknown"})
+    assert alerter.kinds() == ["strategy_stuck", "strategy_stuck"]
+    assert alerter.emitted[0].text == f"Strategy dca is stuck: {why}"
+    assert alerter.emitted[0].fields == {"strategy": "dca", "reason": why}
+    sources.on_stuck({})  # both made progress
+    sources.on_stuck({"dca": why})  # a new spell: a new alert
+    assert alerter.kinds() == ["strategy_stuck"] * 3

@@ -82,3 +82,15 @@ def test_bot_status_and_the_systemd_line_say_degraded_with_the_reason() -> None:
     stalled = status_with("job tracker running for 130 s")
     assert "  health      UNHEALTHY: job tracker running for 130 s" in stalled.lines()
     assert "  health      ok" in status_with(None).lines()
+
+
+def test_stuck_strategies_are_named_beside_disappeared_orders() -> None:
+    monitor = HealthMonitor(60, monotonic=lambda: 1000.0)
+    stuck = {"dca": "no progress for 3 ticks in a row (refused: budget)"}
+    assert monitor.degraded(stuck=stuck) == (
+        "degraded: strategy dca stuck: no progress for 3 ticks in a row (refused: budget)"
+    )
+    monitor.order_disappeared("limit", "0xabcdef0123456789", "lost")
+    line = monitor.degraded(stuck=stuck)
+    assert line is not None and line.startswith("degraded: 1 order disappeared")
+    assert line.endswith("; strategy dca stuck: no progress for 3 ticks in a row (refused: budget)")

@@ -216,6 +216,8 @@ def test_spend_is_unknown_without_a_journal_or_for_a_symbol_not_in_the_list(
 
 
 JSON_KEYS = {
+    "clock",
+    "market_now",
     "running",
     "healthy",
     "problem",

@@ -1,0 +1,131 @@
+"""`bot run`'s start-up and shut-down around the `Daemon` (`bot.cli.daemon`).
+
+Signals first (a SIGTERM or SIGHUP during start-up is kept, not fatal), then the runtime
+(waiting with back-off while the provider or node is down), the engine, the wallet lock,
+the reconciliation of what a crash left in flight, and the daemon's run; whatever happens,
+the embedded paper world is saved, the status file says "stopped" and the lock is let go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+import typer
+
+from bot.cli.common import EXIT_USAGE, fail, take_wallet_lock
+from bot.cli.daemon import Daemon
+from bot.cli.run_cmd import build_engine
+from bot.cli.runtime import LOST_REASON, Runtime
+from bot.clock import AcceleratedClock, Clock, SteppedClock
+from bot.config import Settings
+from bot.engine.reconcile import Reconciler
+from bot.ops.bad_weather import early_reporter, until_reachable
+from bot.ops.notify import Notifier
+from bot.ops.status_file import status_path
+
+__all__ = ["run_daemon"]
+
+
+async def _drain(
+    reconciler: Reconciler, clock: Clock, settings: Settings, notifier: Notifier
+) -> None:
+    """Let transactions an earlier process left in flight land (or expire) first.
+
+    A stepped paper clock moves only when the driver moves it: nothing can land while
+    waiting, so it is not waited for.
+    """
+    if isinstance(clock, SteppedClock) or not reconciler.unfinished_transactions():
+        return
+    notifier.status("starting: waiting for transactions left in flight")
+    factor = clock.factor if isinstance(clock, AcceleratedClock) else 1.0
+    chain = settings.chain
+    await reconciler.drain_transactions(
+        timeout_seconds=(chain.expiration_seconds + 30) / factor,
+        poll_seconds=chain.poll_interval_seconds / factor,
+    )
+
+
+async def run_daemon(
+    settings: Settings, *, dry_run: bool, config_file: Path | None, force_paper: bool
+) -> None:
+    """`bot run`: the daemon until SIGTERM/SIGINT (exit 2 on a usage problem)."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    hangups: asyncio.Queue[None] = asyncio.Queue()
+    # Installed first: a signal during start-up is kept, not fatal (SIGHUP's default
+    # action would end the process).
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, hangups.put_nowait, None)
+    notifier = Notifier.from_environ()
+    notifier.status("starting: opening the journal and the clients")
+    runtime = await until_reachable(
+        "opening the provider and the node",
+        lambda: Runtime.open(settings),
+        stop=stop,
+        on_down=early_reporter(
+            None if dry_run else status_path(settings.journal.url, settings.daemon.status_file),
+            mode=settings.mode,
+            notifier=notifier,
+            echo=lambda line: typer.echo(line, err=True),
+        ),
+    )
+    if runtime is None:  # stopped while waiting
+        typer.echo("bot stopped")
+        return
+    lock = None
+    async with runtime:
+        engine = build_engine(runtime, settings, dry_run=dry_run)  # exit 2 without a wallet
+        wallet = engine.wallet
+        if runtime.world is not None and engine.tracker is not None:
+            # The embedded world is the market: an order it does not know is gone.
+            engine.tracker.close_unknown = LOST_REASON
+        if not dry_run:
+            lock = take_wallet_lock(settings, wallet)
+        try:
+            daemon = Daemon(
+                settings,
+                runtime,
+                engine,
+                dry_run=dry_run,
+                config_file=config_file,
+                force_paper=force_paper,
+                notifier=notifier,
+            )
+        except ValueError as exc:  # an unusable [alerts] section
+            fail(str(exc), EXIT_USAGE)
+        try:
+            daemon.publish("starting")
+            if not dry_run:
+                notifier.status("starting: reconciling the journal")
+                reconciler = Reconciler(
+                    journal=runtime.journal,
+                    client=runtime.client,
+                    clock=runtime.clock,
+                    wallet=wallet,
+                    tokens=runtime.tokens,
+                    node=runtime.node,
+                    on_foreign_signer=daemon.on_foreign_signer,
+                )
+
+                async def settle(reconciler: Reconciler = reconciler) -> bool:
+                    await _drain(reconciler, runtime.clock, settings, notifier)
+                    await reconciler.run()
+                    return True
+
+                if not await until_reachable(
+                    "reconciling the journal", settle, stop=stop, on_down=daemon.on_down
+                ):
+                    return  # stopped while waiting (the finally below says so)
+                daemon.degraded = None
+            await daemon.serve(stop, hangups)
+        finally:
+            if not dry_run:  # a dry run may run beside the daemon: its world is its own
+                runtime.save_world()
+            daemon.publish("stopped")
+            if lock is not None:
+                lock.release()
+            notifier.close()
+    typer.echo("bot stopped")
