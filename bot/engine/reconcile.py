@@ -13,7 +13,8 @@ matched against what really happened:
   grace period; after it `failed`, unless an unlinked order of this wallet looks like the
   intent (same kind, tokens, amount, rate or orders/interval, created after it): that one
   may be the intent's own order whose answer was lost, or someone else's, so the intent is
-  held `unknown` (logged once, for a person to settle) rather than linked on looks or
+  held `unknown` (logged once, for a person to settle with `settle_by_hand`: `bot reconcile
+  --fail/--link`) rather than linked on looks or
   failed into a second order. Never two orders for one intent: a linked order is not
   linked again.
 * cancel_*: the order is seen cancelled → `confirmed`.
@@ -279,6 +280,59 @@ class Reconciler:
                     "reconcile.foreign_order", kind=kind, order_id=order.order_id, listed_for=claim
                 )
         return ours
+
+    async def settle_by_hand(
+        self, intent_id: int, *, order_id: str | None, reason: str
+    ) -> Resolution:
+        """A person settles an intent the bot holds `unknown` (`bot reconcile --fail/--link`).
+
+        `order_id` None: the intent is failed (its key runs again: the person says nothing
+        was placed). Else the order (listed for this wallet, of the intent's kind and
+        tokens, linked to no other intent) is linked and the intent confirmed.
+
+        Raises:
+            ValueError: no such intent of this wallet, not `unknown`, or an order that
+                cannot be its.
+        """
+        intent = next((i for i in self.journal.intents() if i.id == intent_id), None)
+        if intent is None or intent.wallet != self.wallet:
+            raise ValueError(f"no intent {intent_id} of wallet {self.wallet}")
+        if intent.state != "unknown":
+            raise ValueError(
+                f"intent {intent_id} is {intent.state}, not unknown: nothing to settle"
+            )
+        now = self.clock.now()
+        if order_id is None:
+            detail = f"failed by hand: {reason}"
+            self.journal.set_intent_state(intent.id, "failed", at=now, detail=detail, error=detail)
+            self._log.warning("reconcile.by_hand", intent=intent.id, state="failed", reason=reason)
+            return Resolution(intent.id, "failed", None, detail)
+        if intent.kind not in ("create_dca", "create_limit"):
+            raise ValueError(f"intent {intent_id} is a {intent.kind}: only a create links an order")
+        kind: OrderKind = "dca" if intent.kind == "create_dca" else "limit"
+        listed = await self._provider_orders(kind)
+        record = next((o for o in listed if id_key(o.order_id) == id_key(order_id)), None)
+        if record is None:
+            raise ValueError(f"the provider lists no {kind} order {order_id} for this wallet")
+        if not self._same_tokens(intent, record):
+            raise ValueError(f"order {order_id} trades other tokens than intent {intent_id}")
+        claimed: Claimed = {
+            (o.kind, o.order_id): o.intent_id
+            for o in self.journal.orders(wallet=self.wallet)
+            if o.intent_id is not None
+        }
+        resolution = self._confirm(
+            intent, kind, record, record.order_id, claimed, f"linked by hand: {reason}"
+        )
+        if resolution.state != "confirmed":
+            raise ValueError(resolution.detail.removeprefix("held: "))
+        self.journal.set_intent_state(
+            intent.id, "confirmed", at=now, order_id=resolution.order_id, detail=resolution.detail
+        )
+        self._log.warning(
+            "reconcile.by_hand", intent=intent.id, state="confirmed", order_id=record.order_id
+        )
+        return resolution
 
     def _stale(self, intent: IntentView, now: datetime) -> bool:
         return now - intent.updated_at > self.stale_sent

@@ -170,6 +170,45 @@ async def test_an_unreadable_answer_is_held_never_linked_on_looks_nor_failed(
         assert intent is not None and (intent.state, intent.order_id) == ("unknown", None)
         assert rig.journal.order("dca", order.order_id) is None
 
+        # A person settles it (`bot reconcile --link`): only an order that can be its.
+        with pytest.raises(ValueError, match="lists no dca order 0xnope"):
+            await reconciler.settle_by_hand(result.intent_id, order_id="0xnope", reason="r")
+        with pytest.raises(ValueError, match="no intent 999"):
+            await reconciler.settle_by_hand(999, order_id=None, reason="r")
+        linked = await reconciler.settle_by_hand(
+            result.intent_id, order_id=order.order_id, reason="I placed it"
+        )
+        assert (linked.state, linked.order_id) == ("confirmed", order.order_id)
+        intent = rig.journal.intent(result.intent_id)
+        assert intent is not None and (intent.state, intent.order_id) == (
+            "confirmed",
+            order.order_id,
+        )
+        journaled = rig.journal.order("dca", order.order_id)
+        assert journaled is not None and journaled.intent_id == result.intent_id
+        with pytest.raises(ValueError, match="is confirmed, not unknown"):
+            await reconciler.settle_by_hand(result.intent_id, order_id=None, reason="again")
+
+
+async def test_a_held_intent_failed_by_hand_frees_its_key(tmp_path: Path) -> None:
+    faults = PaperFaultSettings(malformed_body=Decimal(1), endpoints=["/dca/v1/createOrder"])
+    async for rig in make_rig(tmp_path, order_style="escrow", faults=faults)():
+        held = await rig.executor.execute("s1", dca())
+        assert held.state == "unknown"
+        again = await rig.executor.execute("s1", dca())
+        assert again.duplicate  # the key is blocked while its outcome is unknown
+        reconciler = Reconciler(
+            journal=rig.journal,
+            client=rig.client,
+            clock=rig.world.market.clock,
+            wallet=WALLET,
+            tokens=rig.world.market.tokens.book,
+        )
+        failed = await reconciler.settle_by_hand(held.intent_id, order_id=None, reason="checked")
+        assert failed.state == "failed" and failed.detail == "failed by hand: checked"
+        retried = await rig.executor.execute("s1", dca())
+        assert not retried.duplicate and retried.intent_id != held.intent_id
+
 
 async def test_an_intent_with_nothing_to_match_fails_after_the_grace_period(escrow: Rig) -> None:
     now = escrow.world.market.clock.now()
