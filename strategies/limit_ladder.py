@@ -8,6 +8,11 @@ the anchor (and the ladder has not expired) nothing happens; past it, the live r
 cancelled and a new ladder is placed around the new price, under a new generation.
 
 Keys: rung `<instance>:ladder:<generation>:<k>`, cancel `<instance>:cancel:<order id>`.
+
+A rung the user cancelled (`bot cancel`, or outside the bot) is not placed again within its
+ladder: the strategy says so once in its log, and the next ladder (drift, expiry) is placed
+with every rung as usual. With `replace_cancelled = true` such a cancel makes the ladder
+re-place itself at the next tick, as after a drift.
 """
 
 from __future__ import annotations
@@ -23,10 +28,18 @@ from bot.engine.strategy import (
     CancelLimit,
     Context,
     CreateLimit,
+    OrderInfo,
     Strategy,
     StrategyParams,
 )
-from strategies.recurring_dca import Period, SlippageParam, parse_period, period_length
+from strategies.recurring_dca import (
+    Period,
+    SlippageParam,
+    new_user_cancels,
+    note_user_cancels,
+    parse_period,
+    period_length,
+)
 
 __all__ = ["LimitLadder", "LimitLadderParams", "rung_rate"]
 
@@ -46,6 +59,8 @@ class LimitLadderParams(StrategyParams):
         expiry: optional lifetime of each rung, e.g. `"1 day"`; the ladder is re-placed
             when it is over.
         slippage: optional slippage percent (0–100) or `"auto"`.
+        replace_cancelled: re-place the ladder at the next tick when the user cancelled
+            one of its rungs (default false: the rung stays empty until the next ladder).
     """
 
     sell_token: str = Field(min_length=1)
@@ -56,6 +71,7 @@ class LimitLadderParams(StrategyParams):
     redrift_percent: Decimal = Field(gt=0)
     expiry: Period | None = None
     slippage: SlippageParam | None = None
+    replace_cancelled: bool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> LimitLadderParams:
@@ -79,8 +95,8 @@ def rung_rate(anchor: Decimal, k: int, spacing_percent: Decimal) -> Decimal:
 class LimitLadder(Strategy):
     """N limit buys spaced below the market, re-placed when the market drifts, with expiry.
 
-    State: `anchor` (Decimal, the price the ladder was placed at), `generation` (int) and
-    `placed_at` (when).
+    State: `anchor` (Decimal, the price the ladder was placed at), `generation` (int),
+    `placed_at` (when) and `user_cancelled` (cancels already logged).
     """
 
     name: ClassVar[str] = "limit_ladder"
@@ -119,15 +135,46 @@ class LimitLadder(Strategy):
             and isinstance(placed_at, datetime)
             and ctx.now >= placed_at + period_length(self.p.expiry)
         )
-        if drift <= self.p.redrift_percent and not expired:
+        cancelled = self._user_cancelled(ctx, placed_at)
+        by_user = bool(cancelled) and self.p.replace_cancelled
+        note_user_cancels(
+            ctx,
+            cancelled,
+            "limit_ladder.user_cancelled",
+            hint="re-placing the ladder (replace_cancelled = true)"
+            if by_user
+            else "not placed again before the next ladder (drift or expiry)",
+        )
+        if drift <= self.p.redrift_percent and not expired and not by_user:
             return []
-        ctx.log.info("limit_ladder.replace", anchor=str(anchor), price=str(price), expired=expired)
+        ctx.log.info(
+            "limit_ladder.replace",
+            anchor=str(anchor),
+            price=str(price),
+            expired=expired,
+            user_cancelled=len(cancelled) if by_user else 0,
+        )
         cancels: list[Action] = [
             CancelLimit(key=f"{self.instance}:cancel:{o.order_id}", order_id=o.order_id)
             for o in ctx.live_orders("limit")
             if _same(ctx, o.sell, self.p.sell_token) and _same(ctx, o.buy, self.p.buy_token)
         ]
         return cancels + self._place(ctx, generation + 1, price)
+
+    def _user_cancelled(self, ctx: Context, placed_at: Any) -> list[OrderInfo]:
+        """The current ladder's rungs the user cancelled, not noted before."""
+        if not isinstance(placed_at, datetime):
+            return []
+        rungs = [
+            o
+            for o in ctx.orders
+            if o.kind == "limit"
+            and o.strategy in (None, self.instance)
+            and o.created_at >= placed_at  # placed by this ladder, not an earlier one
+            and _same(ctx, o.sell, self.p.sell_token)
+            and _same(ctx, o.buy, self.p.buy_token)
+        ]
+        return new_user_cancels(ctx, self.instance, rungs)
 
     def _place(self, ctx: Context, generation: int, anchor: Decimal) -> list[Action]:
         ctx.save("anchor", anchor)

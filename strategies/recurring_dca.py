@@ -5,12 +5,19 @@ new DCA is created for the next *generation*. The generation (kept in state) mov
 once the previous order is seen final (filled, cancelled, expired, refunded), so the key
 `<instance>:dca:<generation>` is the same on every tick until then: a repeated tick, or a
 tick before the new order shows up in the journal, never creates a second DCA.
+
+A DCA the user cancelled (`bot cancel`, or outside the bot) is not renewed at once: the
+strategy says so once in its log and waits until the cancelled run would have ended (its
+creation + `orders` × `interval`), unless `replace_cancelled = true`. This module also
+holds what the built-ins share: periods, slippage, and who cancelled an order
+(`cancelled_by_user`, `new_user_cancels`, `note_user_cancels`).
 """
 
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal
 
@@ -20,6 +27,7 @@ from bot.engine.strategy import (
     Action,
     Context,
     CreateDca,
+    OrderInfo,
     Strategy,
     StrategyParams,
 )
@@ -28,10 +36,14 @@ if TYPE_CHECKING:
     from bot.engine.events import OrderEvent
 
 __all__ = [
+    "NOTED_CANCELS",
     "Period",
     "RecurringDca",
     "RecurringDcaParams",
     "SlippageParam",
+    "cancelled_by_user",
+    "new_user_cancels",
+    "note_user_cancels",
     "parse_period",
     "period_length",
 ]
@@ -71,6 +83,50 @@ def _check_slippage(value: Decimal | str) -> Decimal | str:
     return value
 
 
+NOTED_CANCELS: Final = "user_cancelled"
+"""State key: the ids of the orders whose cancel by the user was already logged."""
+_NOTED_KEPT: Final = 100
+
+
+def cancelled_by_user(ctx: Context, instance: str, order: OrderInfo) -> bool:
+    """Whether `order` was cancelled by someone else than the strategy `instance` itself.
+
+    A built-in cancels its own orders under the key `<instance>:cancel:<order id>`, so its
+    cancels are in `ctx.intents`; one whose intent failed sent nothing. Any other cancel is
+    the user's: `bot cancel` (an intent of the command line's) or one made outside the bot
+    (the provider lists the order `cancelled`).
+    """
+    if order.status != "cancelled":
+        return False
+    own = ctx.intents.get(f"{instance}:cancel:{order.order_id}")
+    return own is None or own == "failed"
+
+
+def _noted(ctx: Context) -> list[str]:
+    stored = ctx.state.get(NOTED_CANCELS)
+    return [str(i) for i in stored] if isinstance(stored, list) else []
+
+
+def new_user_cancels(ctx: Context, instance: str, orders: Sequence[OrderInfo]) -> list[OrderInfo]:
+    """The orders among `orders` the user cancelled and `note_user_cancels` has not noted."""
+    noted = _noted(ctx)
+    return [o for o in orders if cancelled_by_user(ctx, instance, o) and o.order_id not in noted]
+
+
+def note_user_cancels(ctx: Context, orders: Sequence[OrderInfo], event: str, **fields: Any) -> None:
+    """Log each of `orders` (from `new_user_cancels`) once, as `event`, and remember it.
+
+    The ids are kept in state (`NOTED_CANCELS`, the latest 100): a cancel is reported,
+    and acted on, by the first tick that sees it, not by every tick after.
+    """
+    if not orders:
+        return
+    for order in orders:
+        ctx.log.info(event, order=order.order_id, **fields)
+    kept = [*_noted(ctx), *(o.order_id for o in orders)]
+    ctx.save(NOTED_CANCELS, kept[-_NOTED_KEPT:])
+
+
 Period = Annotated[str, AfterValidator(_normal_period)]
 """A period parameter such as `"6 hour"`, validated and written `"<n> <unit>"`."""
 SlippageParam = Annotated[Decimal | Literal["auto"], AfterValidator(_check_slippage)]
@@ -89,6 +145,8 @@ class RecurringDcaParams(StrategyParams):
         min_rate / max_rate: optional bounds on the rate, in `to_token` per `from_token`
             (USDC→APT: APT per USDC, i.e. 1 / the APT price); a slice outside is skipped.
         slippage: optional slippage percent for each slice (0–100).
+        replace_cancelled: renew at once after a DCA the user cancelled (default false:
+            wait until the cancelled run would have ended).
     """
 
     from_token: str = Field(min_length=1)
@@ -99,6 +157,7 @@ class RecurringDcaParams(StrategyParams):
     min_rate: Decimal | None = Field(default=None, gt=0)
     max_rate: Decimal | None = Field(default=None, gt=0)
     slippage: Decimal | None = Field(default=None, ge=0, le=100)
+    replace_cancelled: bool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> RecurringDcaParams:
@@ -113,8 +172,8 @@ class RecurringDcaParams(StrategyParams):
 class RecurringDca(Strategy):
     """Keep a DCA running between two tokens, renewed on completion, with optional rate bounds.
 
-    State: `generation` (int, the DCA being kept) and `counted` (the id of the last
-    finished order already counted).
+    State: `generation` (int, the DCA being kept), `counted` (the id of the last
+    finished order already counted) and `user_cancelled` (cancels already logged).
     """
 
     name: ClassVar[str] = "recurring_dca"
@@ -132,9 +191,11 @@ class RecurringDca(Strategy):
         return f"{self.instance}:dca:{generation}"
 
     async def on_tick(self, ctx: Context) -> list[Action]:
-        """Create the next DCA when none is live; nothing while one is."""
+        """Create the next DCA when none is live; nothing while one is, or while held."""
         dcas = [o for o in ctx.orders if o.kind == "dca"]  # newest first
         if any(o.live for o in dcas):
+            return []
+        if dcas and self._held(ctx, dcas[0]):
             return []
         generation = _int(ctx.state.get("generation"))
         if dcas and dcas[0].order_id != ctx.state.get("counted"):
@@ -170,6 +231,32 @@ class RecurringDca(Strategy):
     async def on_order_event(self, ctx: Context, event: OrderEvent) -> list[Action]:
         """Renew at once when a DCA order changes (same decision, same keys, as a tick)."""
         return await self.on_tick(ctx) if event.kind == "dca" else []
+
+    def resumes_at(self, cancelled: OrderInfo) -> datetime:
+        """When the run of a DCA the user cancelled would have ended: the next one's time.
+
+        Its creation + `orders` × `interval` (the parameters as they are now).
+        """
+        return cancelled.created_at + self.p.orders * period_length(self.p.interval)
+
+    def _held(self, ctx: Context, newest: OrderInfo) -> bool:
+        """True while the newest DCA, cancelled by the user, holds the next one back."""
+        if self.p.replace_cancelled or newest.order_id == ctx.state.get("counted"):
+            return False  # renewing at once, or the renewal is already under way
+        if not cancelled_by_user(ctx, self.instance, newest):
+            return False
+        resumes = self.resumes_at(newest)
+        waiting = ctx.now < resumes
+        note_user_cancels(
+            ctx,
+            new_user_cancels(ctx, self.instance, [newest]),
+            "recurring_dca.user_cancelled",
+            renews_at=resumes.isoformat(),
+            hint="not renewed before then (replace_cancelled = true renews at once)"
+            if waiting
+            else "its run is over: renewed now",
+        )
+        return waiting
 
 
 def _int(value: Any) -> int:

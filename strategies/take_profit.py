@@ -8,12 +8,17 @@ average over the filled buys (`quote_token` → `token`) in `ctx.orders`. Target
 Targets are placed once per entry *generation* (keys `<instance>:tp:<generation>:<i>`).
 When the entry moves by more than `reprice_band_percent`, the live sells are cancelled
 (`<instance>:cancel:<order id>`) and the targets placed again under the next generation.
+
+A target the user cancelled (`bot cancel`, or outside the bot) is not placed again within
+its generation: the strategy says so once in its log. With `replace_cancelled = true` such
+a cancel makes it place its targets again at the next tick, as after an entry move.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import ROUND_DOWN, Decimal, localcontext
-from typing import ClassVar
+from typing import Any, ClassVar, Final
 
 from pydantic import Field, model_validator
 
@@ -26,9 +31,18 @@ from bot.engine.strategy import (
     Strategy,
     StrategyParams,
 )
-from strategies.recurring_dca import Period, SlippageParam, parse_period
+from strategies.recurring_dca import (
+    Period,
+    SlippageParam,
+    new_user_cancels,
+    note_user_cancels,
+    parse_period,
+)
 
 __all__ = ["TakeProfit", "TakeProfitParams", "Target"]
+
+_KEPT_EMPTY: Final = "not placed again before the entry moves"
+_REPLACING: Final = "placing the targets again (replace_cancelled = true)"
 
 
 class Target(StrategyParams):
@@ -53,6 +67,8 @@ class TakeProfitParams(StrategyParams):
         expiry: optional lifetime of each sell, e.g. `"30 day"`.
         amount_places: decimals kept in sell amounts (rounded down; ≤ the token's).
         slippage: optional slippage percent (0–100) or `"auto"`.
+        replace_cancelled: place the targets again at the next tick when the user
+            cancelled one (default false: it stays empty until the entry moves).
     """
 
     token: str = Field(min_length=1)
@@ -64,6 +80,7 @@ class TakeProfitParams(StrategyParams):
     expiry: Period | None = None
     amount_places: int = Field(default=6, ge=0, le=18)
     slippage: SlippageParam | None = None
+    replace_cancelled: bool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> TakeProfitParams:
@@ -77,7 +94,8 @@ class TakeProfitParams(StrategyParams):
 class TakeProfit(Strategy):
     """Limit sells at targets above the average entry, re-placed when the entry moves.
 
-    State: the `entry`, `generation` and `holding` the live targets were placed for.
+    State: the `entry`, `generation`, `holding` and `placed_at` the live targets were
+    placed for, and `user_cancelled` (cancels already logged).
     """
 
     name: ClassVar[str] = "take_profit"
@@ -114,7 +132,11 @@ class TakeProfit(Strategy):
             return []
         stored = ctx.state.get("entry")  # a Decimal once placed
         moved = abs(entry / stored - 1) * 100 if isinstance(stored, Decimal) and stored else None
-        if moved is not None and moved <= self.p.reprice_band_percent:
+        cancelled = self._user_cancelled(ctx, ctx.state.get("placed_at"))
+        by_user = bool(cancelled) and self.p.replace_cancelled
+        if not by_user:  # else noted once the targets are placed again
+            note_user_cancels(ctx, cancelled, "take_profit.user_cancelled", hint=_KEPT_EMPTY)
+        if moved is not None and moved <= self.p.reprice_band_percent and not by_user:
             return []
         live = [
             o
@@ -142,6 +164,9 @@ class TakeProfit(Strategy):
         ctx.save("entry", entry)
         ctx.save("generation", generation)
         ctx.save("holding", holding)
+        ctx.save("placed_at", ctx.now)
+        if by_user:
+            note_user_cancels(ctx, cancelled, "take_profit.user_cancelled", hint=_REPLACING)
         ctx.log.info("take_profit.place", entry=str(entry), holding=str(holding))
         quantum = Decimal(1).scaleb(-self.p.amount_places)
         expiry = parse_period(self.p.expiry) if self.p.expiry is not None else None
@@ -165,6 +190,20 @@ class TakeProfit(Strategy):
                 )
             )
         return actions
+
+    def _user_cancelled(self, ctx: Context, placed_at: Any) -> list[OrderInfo]:
+        """The current generation's sells the user cancelled, not noted before."""
+        if not isinstance(placed_at, datetime):
+            return []
+        sells = [
+            o
+            for o in ctx.orders
+            if o.kind == "limit"
+            and o.strategy in (None, self.instance)
+            and o.created_at >= placed_at  # placed for this generation, not an earlier one
+            and _pair(ctx, o, self.p.token, self.p.quote_token)
+        ]
+        return new_user_cancels(ctx, self.instance, sells)
 
 
 def _same(ctx: Context, a: str, b: str) -> bool:

@@ -3,7 +3,9 @@
 Exit codes: 0 every check passed (warnings and skips allowed), 1 a check failed, 2 the
 configuration is invalid. `--live` checks the config as `mode = "live"` would use it
 (`[api]`, `[chain]`, the real API key) whatever its `mode` says, so a paper setup can be
-checked against the live services before switching.
+checked against the live services before switching. In paper mode the checks look at the
+daemon's paper world: its snapshot, restored read-only, or the served one
+(`bot.ops.doctor_paper`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from bot.config import ConfigError, Settings, load_settings
 
 if TYPE_CHECKING:
     from bot.ops.doctor import CheckResult
+    from bot.paper.world import PaperWorld
 
 
 def doctor(
@@ -57,21 +60,54 @@ def doctor(
         fail(f"doctor: failed: {names}", code)
 
 
+def _paper_world(settings: Settings) -> tuple[PaperWorld | None, CheckResult | None]:
+    """The embedded world the daemon uses (restored read-only), and the line saying which."""
+    from bot.cli.runtime import embedded_snapshot, embedded_world
+    from bot.ops.doctor_paper import check_paper_world
+    from bot.paper.world import SnapshotError
+
+    snapshot = embedded_snapshot(settings)
+    if settings.mode != "paper" or settings.paper.url:
+        return None, check_paper_world(settings, snapshot, restored=False)
+    restored = snapshot is not None and snapshot.exists()
+    try:
+        world = embedded_world(settings)  # never saved: doctor changes nothing in it
+    except SnapshotError as exc:
+        return None, check_paper_world(settings, snapshot, restored=False, problem=str(exc))
+    return world, check_paper_world(settings, snapshot, restored=restored)
+
+
 async def _checks(settings: Settings) -> list[CheckResult]:
     """Every check after the config's own, against the services the mode means."""
     from bot.cli.runtime import chain_settings, connect
     from bot.clock import RealClock
-    from bot.ops.doctor import Doctor, check_reference, check_strategies, public_url
+    from bot.ops.doctor import (
+        Doctor,
+        check_journal,
+        check_key,
+        check_key_file,
+        check_reference,
+        check_strategies,
+        public_url,
+    )
     from bot.secrets import SecretFileError
 
     strategies_check, strategies = check_strategies(settings)
+    world, world_check = _paper_world(settings)
+    first = [strategies_check, check_reference(settings)]
+    if world_check is not None:
+        first.insert(0, world_check)
+        if world_check.failed:  # no world to check: only what needs none
+            file_check = check_key_file(settings.wallet)
+            key_check, _ = check_key(settings.wallet, file_check)
+            return [*first, file_check, key_check, check_journal(settings.journal.url)]
     api_problem = None
     try:
-        connection = connect(settings)
+        connection = connect(settings, embedded=world)
     except SecretFileError as exc:  # the API key file is unusable; the node can still be checked
         api_problem = str(exc)
         without_key = settings.api.model_copy(update={"api_key_file": None})
-        connection = connect(settings.model_copy(update={"api": without_key}))
+        connection = connect(settings.model_copy(update={"api": without_key}), embedded=world)
     paper = settings.mode == "paper"
     embedded = paper and not settings.paper.url
     doctor = Doctor(
@@ -90,7 +126,7 @@ async def _checks(settings: Settings) -> list[CheckResult]:
         clock=RealClock(),
     )
     try:
-        return [strategies_check, check_reference(settings), *await doctor.run(strategies)]
+        return [*first, *await doctor.run(strategies)]
     finally:
         await connection.client.aclose()
         await connection.node.aclose()

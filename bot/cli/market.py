@@ -1,11 +1,16 @@
-"""`bot prices [TOKEN…]` and `bot quote FROM TO (--sell AMOUNT | --buy AMOUNT)`."""
+"""`bot prices [TOKEN…]` and `bot quote FROM TO (--sell AMOUNT | --buy AMOUNT)`.
+
+Under what they show, one line says where the prices come from: the provider's credit
+(`Prices by Panora`) in live mode, `Simulated prices (paper world)` in paper mode, whose
+prices and quotes are the paper world's own, never the provider's.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import typer
 
@@ -16,10 +21,17 @@ from bot.api.tokens import fetch_token_book
 from bot.aptos.address import is_coin_type, looks_like_address
 from bot.aptos.tokens import TokenLookupError
 from bot.cli.common import EXIT_USAGE, fail, load_or_exit, make_client
-from bot.config import PRICE_CREDIT
+from bot.config import PRICE_CREDIT, Settings
 from bot.money import MoneyError, format_decimal, parse_decimal
 
 CREDIT = PRICE_CREDIT
+SIMULATED: Final = "Simulated prices (paper world)"
+"""Paper mode's line where live mode credits the provider: the prices are simulated."""
+
+
+def price_source(settings: Settings) -> str:
+    """The line under shown prices: the provider's credit live, `SIMULATED` in paper mode."""
+    return CREDIT if settings.mode == "live" else SIMULATED
 
 
 def _is_identity(name: str) -> bool:
@@ -70,7 +82,7 @@ def prices(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON records.")] = False,
 ) -> None:
-    """Show current USD prices. Prices by Panora."""
+    """Show current USD prices (live: Prices by Panora; paper: the paper world's own)."""
     settings = load_or_exit(ctx)
 
     async def run() -> list[PriceRecord]:
@@ -86,14 +98,16 @@ def prices(
     except ApiError as exc:
         fail(str(exc))
     if as_json:
+        live = settings.mode == "live"
         payload: dict[str, Any] = {
-            "credit": CREDIT,
+            "credit": CREDIT if live else None,
+            "simulated": not live,
             "prices": [r.model_dump(mode="json", by_alias=True) for r in records],
         }
         typer.echo(json.dumps(payload, indent=2))
         return
     typer.echo(_table(_price_rows(records)))
-    typer.echo(CREDIT)
+    typer.echo(price_source(settings))
 
 
 def _amount(option: str, text: str | None) -> Decimal | None:
@@ -168,4 +182,4 @@ def quote(
         )
     fee = format_decimal(best.fee_amount) if best.fee_amount is not None else "0"
     typer.echo(f"slippage {best.slippage_percentage}%, price impact {impact}, fee {fee}")
-    typer.echo(CREDIT)
+    typer.echo(price_source(settings))

@@ -139,7 +139,8 @@ def test_out_of_the_box_prices_come_from_the_embedded_paper_world(tmp_path: Path
     lines = result.stdout.strip().splitlines()
     assert lines[0].split() == ["SYMBOL", "USD", "24H", "%", "ADDRESS"]
     assert any(line.startswith("APT") for line in lines)
-    assert lines[-1] == "Prices by Panora"
+    assert lines[-1] == "Simulated prices (paper world)"  # never the provider's credit
+    assert "Panora" not in result.stdout
 
 
 def test_paper_fund_and_status_against_a_served_world(tmp_path: Path) -> None:

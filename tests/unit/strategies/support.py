@@ -90,8 +90,9 @@ def context(
     orders: Sequence[OrderInfo] = (),
     state: Mapping[str, Any] | None = None,
     quote: QuoteFn | None = None,
+    intents: Mapping[str, str] | None = None,
 ) -> Context:
-    """A frozen tick snapshot built by hand."""
+    """A frozen tick snapshot built by hand (`intents`: the strategy's key → state)."""
     return Context(
         strategy=strategy,
         now=now,
@@ -101,6 +102,7 @@ def context(
         state=dict(state or {}),
         log=Log(),
         quote=quote,
+        intents=dict(intents or {}),
     )
 
 

@@ -57,8 +57,8 @@ async def test_renews_with_a_new_key_after_completion() -> None:
     # A repeated tick before the new order shows up: the same key, not a third DCA.
     assert [a.key for a in await t.tick(orders=[done])] == ["weekly-apt:dca:1"]
     assert await t.tick(orders=[order("o2"), done]) == []
-    cancelled = order("o2", status="cancelled")
-    assert [a.key for a in await t.tick(orders=[cancelled, done])] == ["weekly-apt:dca:2"]
+    expired = order("o2", status="expired")
+    assert [a.key for a in await t.tick(orders=[expired, done])] == ["weekly-apt:dca:2"]
 
 
 async def test_lost_state_never_reuses_a_spent_generation() -> None:
