@@ -357,9 +357,7 @@ def check_unknown_fields(stats: ClientStats) -> CheckResult:
 
 def referenced_tokens(strategies: Iterable[Strategy], book: TokenBook) -> list[Token]:
     """The tokens named in the strategies' parameters, as the engine finds them."""
-    names = (
-        text for s in strategies for text in sorted(param_strings(s.params.model_dump()))
-    )
+    names = (text for s in strategies for text in sorted(param_strings(s.params.model_dump())))
     return list(book.tokens_named(names).values())
 
 

@@ -166,9 +166,7 @@ def build_world(
     chain: PaperChain | None = None
     if snapshot is not None and snapshot.exists():
         market, chain = _load(snapshot)
-        market.clock = clock or make_clock(
-            settings, resume_from=market.now, not_before=not_before
-        )
+        market.clock = clock or make_clock(settings, resume_from=market.now, not_before=not_before)
     else:
         market = PaperMarket(
             MarketConfig.from_settings(settings),

@@ -187,9 +187,7 @@ class OrderIds:
 
     def __getstate__(self) -> dict[str, object]:
         """What a snapshot keeps (not the hashes in progress, nor the reserved ids)."""
-        return {
-            k: v for k, v in self.__dict__.items() if k not in ("_tx_prefixes", "_reserved")
-        }
+        return {k: v for k, v in self.__dict__.items() if k not in ("_tx_prefixes", "_reserved")}
 
     def __setstate__(self, state: dict[str, object]) -> None:
         """Restore a pickled `OrderIds`."""
