@@ -36,8 +36,8 @@ async def rig(tmp_path: Path) -> AsyncIterator[PaperRig]:
 
 
 async def test_a_key_held_by_an_unknown_outcome_is_stuck_until_settled(rig: PaperRig) -> None:
-    params = {"from_token": "USDC", "to_token": "APT", "amount_per_order": "10"}
-    params |= {"orders": 2, "interval": "1 day"}
+    params: dict[str, object] = {"from_token": "USDC", "to_token": "APT", "orders": 2}
+    params |= {"amount_per_order": "10", "interval": "1 day"}
     entry = StrategyEntry(
         name="dca", plugin="recurring_dca", schedule={"interval_seconds": 3600}, params=params
     )
