@@ -94,9 +94,7 @@ def _wire(value: Decimal | None) -> Decimal | None:
     return value.normalize(_WIDE)
 
 
-def named_tokens(
-    strategy: Strategy, book: TokenBook, *, with_apt: bool = True
-) -> dict[str, Token]:
+def named_tokens(strategy: Strategy, book: TokenBook, *, with_apt: bool = True) -> dict[str, Token]:
     """The tokens a strategy's parameters name (plus APT, as the engine's balances), by key."""
     names = param_strings(strategy.params.model_dump())
     return book.tokens_named(sorted({"APT", *names} if with_apt else set(names)))

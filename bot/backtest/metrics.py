@@ -48,6 +48,8 @@ __all__ = [
     "benchmark_of",
     "bound_params",
     "compute_metrics",
+    "drawdown_series",
+    "held_value_series",
     "main_pair",
     "with_no_bounds",
 ]
@@ -305,6 +307,30 @@ def max_drawdown(path: list[ValuePoint]) -> tuple[Decimal, Decimal | None]:
             worst = fall
             worst_percent = fall / stake * HUNDRED if stake > 0 else None
     return worst, worst_percent
+
+
+def drawdown_series(path: list[ValuePoint]) -> list[tuple[datetime, Decimal]]:
+    """How far PnL stands below its earlier peak at each point of the path (USD, ≥ 0).
+
+    The same definition as `max_drawdown`, point by point: its largest value is the
+    maximum drawdown.
+    """
+    series: list[tuple[datetime, Decimal]] = []
+    peak: Decimal | None = None
+    for point in path:
+        pnl = point.pnl_usd
+        if peak is None or pnl > peak:
+            peak = pnl
+        series.append((point.time, peak - pnl))
+    return series
+
+
+def held_value_series(path: list[ValuePoint], held: Decimal) -> list[tuple[datetime, Decimal]]:
+    """The USD value of `held` of the asset at each point of the path.
+
+    A benchmark's line: the lump sum's `received`, bought at the start and held.
+    """
+    return [(point.time, held * point.price_usd) for point in path]
 
 
 def lump_sum(

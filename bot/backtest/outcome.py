@@ -30,6 +30,7 @@ from bot.backtest.result import (
     PricePoints,
     TokenInfo,
 )
+from bot.paper.core.limit import LimitOrder
 from bot.paper.core.market import PaperMarket
 from bot.paper.core.orders import OrderState
 
@@ -137,6 +138,8 @@ def _order_record(kind: str, order: OrderState) -> BacktestOrder:
         status=order.status,
         ended_at=ended,
         refunded=human(order.withdrawn, order.sell),
+        rate=order.rate if isinstance(order, LimitOrder) else None,
+        expire_at=order.expire_at if isinstance(order, LimitOrder) else None,
     )
 
 
@@ -169,8 +172,13 @@ def build_result(
     tally: Tally,
     credit: str | None,
     wall_seconds: float,
+    warnings: list[str] | None = None,
 ) -> BacktestResult:
-    """The result of a finished run (`spec` is the run's `BacktestSpec`)."""
+    """The result of a finished run.
+
+    `spec` is the run's `BacktestSpec`; `warnings`: about its prices (one line each, see
+    `bot.backtest.coverage`).
+    """
     orders: list[tuple[str, OrderState]] = [
         (kind, (market.dca if kind == "dca" else market.limit).get(order_id))
         for kind, order_id in broker.orders
@@ -238,6 +246,7 @@ def build_result(
         actions=tally.actions,
         refused=tally.refused,
         errors=list(tally.errors or []),
+        warnings=list(warnings or []),
         price_source=spec.price_source,
         credit=credit,
         wall_seconds=wall_seconds,

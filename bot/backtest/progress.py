@@ -1,11 +1,15 @@
-"""A progress bar for long backtests, on a terminal only.
+"""Progress of long backtests and sweeps, on stderr.
 
-The runner calls the bar with the simulated time it has reached; the bar shows how far
-that is through the window. It draws nothing when the stream is not a terminal (piped
-output, CI, tests) and nothing during the first `delay` seconds, so short runs stay
-quiet, and it redraws at most every `interval` seconds, so it costs next to nothing.
-Wall time is read through an injectable `monotonic` (display only; simulated time is the
-runner's).
+One run: the runner calls the bar with the simulated time it has reached; the bar shows
+how far that is through the window. It draws nothing when the stream is not a terminal
+(piped output, CI, tests) and nothing during the first `delay` seconds, so short runs
+stay quiet, and it redraws at most every `interval` seconds, so it costs next to nothing.
+
+A sweep (`SweepProgress`): on a terminal one refreshed line (`sweep: 3/8 done`); piped, a
+plain line per finished run — or, past `PER_RUN_LINES` runs, one each time another tenth
+of the grid is done — so a log or CI output shows how far it got, without carriage
+returns. Wall time is read through an injectable `monotonic` (display only; simulated
+time is the runner's).
 """
 
 from __future__ import annotations
@@ -16,7 +20,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TextIO
 
-__all__ = ["ProgressBar", "progress_for"]
+__all__ = ["PER_RUN_LINES", "ProgressBar", "SweepProgress", "progress_for"]
+
+PER_RUN_LINES = 20
+"""A piped sweep of up to this many runs prints a line per run; a larger one per 10 %."""
 
 
 class ProgressBar:
@@ -77,3 +84,52 @@ def progress_for(
     if isatty is None or not isatty():
         return None
     return ProgressBar(start, end, target)
+
+
+class SweepProgress:
+    """`progress(row)` as each sweep run finishes: a refreshed line or plain lines."""
+
+    def __init__(
+        self,
+        total: int,
+        stream: TextIO | None = None,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.total = total
+        self.stream = stream if stream is not None else sys.stderr
+        isatty = getattr(self.stream, "isatty", None)
+        self.terminal = bool(isatty is not None and isatty())
+        self.monotonic = monotonic
+        self.began = monotonic()
+        self.done = 0
+        self.failed = 0
+
+    def start(self, workers: int) -> None:
+        """Say what is about to run (piped output only: a terminal shows the counter)."""
+        if not self.terminal:
+            runs = f"{self.total} run{'s' if self.total != 1 else ''}"
+            self._line(f"sweep: {runs} on {workers} worker process(es)")
+
+    def __call__(self, row: object) -> None:
+        """One more run finished (`row`: its `SweepRow`; an error counts as failed)."""
+        self.done += 1
+        self.failed += getattr(row, "error", None) is not None
+        failed = f", {self.failed} failed" if self.failed else ""
+        if self.terminal:
+            end = "\n" if self.done == self.total else ""
+            text = f"\rsweep: {self.done}/{self.total} done{failed}"
+            print(text, end=end, file=self.stream, flush=True)
+            return
+        if self.total > PER_RUN_LINES:
+            tenth = self.done * 10 // self.total
+            if tenth == (self.done - 1) * 10 // self.total and self.done != self.total:
+                return  # not yet another tenth
+        elapsed = self.monotonic() - self.began
+        percent = self.done * 100 // self.total
+        self._line(
+            f"sweep: {self.done}/{self.total} runs done ({percent}%){failed}, {elapsed:.1f} s"
+        )
+
+    def _line(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)

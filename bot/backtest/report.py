@@ -23,10 +23,17 @@ from bot.money import format_decimal
 __all__ = [
     "REPORT_VERSION",
     "build_report",
+    "format_amount",
+    "format_price",
+    "format_usd",
     "load_report",
+    "report_title",
+    "strategy_label",
     "summary_rows",
     "summary_table",
+    "symbol_of",
     "to_jsonable",
+    "window_text",
     "write_json",
 ]
 
@@ -112,6 +119,7 @@ def build_report(
             "refused": result.refused,
         },
         "errors": list(result.errors),
+        "warnings": list(result.warnings),
         "balances": {
             "start": jsonable(result.start_balances),
             "end": jsonable(result.end_balances),
@@ -143,7 +151,7 @@ def summary_rows(result: BacktestResult, metrics: Metrics) -> list[tuple[str, st
     quote = _symbol(result, metrics.quote)
     asset = _symbol(result, metrics.asset)
     rows = [
-        ("strategy", f"{result.strategy} ({result.plugin})"),
+        ("strategy", strategy_label(result)),
         ("period", f"{_iso(result.start)} → {_iso(result.end)}"),
         ("prices", result.price_source or "-"),
     ]
@@ -226,6 +234,50 @@ def summary_table(result: BacktestResult, metrics: Metrics) -> str:
     if len(result.errors) > 5:
         lines.append(f"… and {len(result.errors) - 5} more errors (see report.json)")
     return "\n".join(lines)
+
+
+def strategy_label(result: BacktestResult) -> str:
+    """`weekly-apt (recurring_dca)`, or the plugin's name once when the two are the same."""
+    if result.strategy == result.plugin:
+        return result.strategy
+    return f"{result.strategy} ({result.plugin})"
+
+
+def window_text(start: datetime, end: datetime) -> str:
+    """The window for a title: dates alone when both are midnight UTC, else to the minute."""
+    moments = [m.astimezone(UTC) for m in (start, end)]
+    midnight = all(m.hour == m.minute == m.second == m.microsecond == 0 for m in moments)
+    shape = "%Y-%m-%d" if midnight else "%Y-%m-%d %H:%M"
+    return " → ".join(m.strftime(shape) for m in moments) + ("" if midnight else " UTC")
+
+
+def report_title(result: BacktestResult, metrics: Metrics) -> str:
+    """One title for the report: strategy, pair (quote → asset) and window, each once."""
+    parts = [strategy_label(result)]
+    if metrics.quote is not None and metrics.asset is not None:
+        parts.append(f"{symbol_of(result, metrics.quote)} → {symbol_of(result, metrics.asset)}")
+    parts.append(window_text(result.start, result.end))
+    return " · ".join(parts)
+
+
+def symbol_of(result: BacktestResult, key: str | None) -> str:
+    """A token's symbol for display (its key when the result does not know it)."""
+    return _symbol(result, key)
+
+
+def format_amount(value: Decimal) -> str:
+    """An amount as exact plain text, trailing zeros dropped (`12.5`, never `1.25E+1`)."""
+    return _amount(value)
+
+
+def format_usd(value: Decimal | None, *, sign: bool = False) -> str:
+    """USD rounded to cents for reading: `$1,234.50`, `-$3.00`, `+$2.00` with `sign`."""
+    return _usd(value, sign=sign)
+
+
+def format_price(value: Decimal | None) -> str:
+    """A price rounded to 6 significant digits for reading (`5.67100`, `0.000123400`)."""
+    return _plain_price(value)
 
 
 def _metric_fields() -> list[Any]:

@@ -59,6 +59,8 @@ class BacktestOrder:
     status: str  # the paper core's final status: active, filled, expired, cancelled, ...
     ended_at: datetime | None
     refunded: Decimal = Decimal(0)
+    rate: Decimal | None = None  # a limit order's rate: buy_token per sell_token (human)
+    expire_at: datetime | None = None  # a limit order's expiry time, if it had one
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ class BacktestResult:
     actions: int  # actions the strategy returned (carried out)
     refused: int  # actions refused (risk, invalid, insufficient balance)
     errors: list[str] = field(default_factory=list)  # strategy failures, one line each
+    warnings: list[str] = field(default_factory=list)  # about the prices, one line each
     price_source: str = ""  # the file or "journal"
     credit: str | None = None  # the provider's credit line, when its prices were recorded
     wall_seconds: float = 0.0

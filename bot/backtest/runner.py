@@ -31,6 +31,7 @@ import numpy as np
 from bot.aptos.tokens import Token, TokenLookupError
 from bot.backtest.broker import CoreBroker, RiskView
 from bot.backtest.context import ContextBuilder, OrderWatcher, named_tokens
+from bot.backtest.coverage import data_warnings
 from bot.backtest.feed import Feed, TokenSeries, load_feed, load_journal_feed, to_us
 from bot.backtest.outcome import Tally, build_result
 from bot.backtest.result import BacktestResult
@@ -224,6 +225,8 @@ class _Run:
         traded = set(named_tokens(strategy, tokens.book, with_apt=False))
         feed = feed if feed is not None else _load(spec, tokens, named)
         series = _priced(spec, feed, named, traded)
+        symbols = {key: token.symbol for key, token in named.items() if key in feed.series}
+        run.warnings = data_warnings(feed, symbols, spec.start, spec.end)
         gaps = [g for g in feed.gaps(_GAP) if spec.start <= g.end and g.start <= spec.end]
         for gap in gaps[:_GAPS_LOGGED]:
             run.log.info("backtest.gap", token=gap.token, start=gap.start, end=gap.end)
@@ -281,6 +284,7 @@ class _Run:
     builder: ContextBuilder
     watcher: OrderWatcher
     credit: str | None
+    warnings: list[str]
 
     async def drive(self) -> None:
         """`on_start`, every tick to the window's end, `on_stop`."""
@@ -372,4 +376,5 @@ class _Run:
             tally=self.tally,
             credit=self.credit,
             wall_seconds=wall_seconds,
+            warnings=self.warnings,
         )

@@ -6,6 +6,7 @@ and keeper fees, seed. Only the strategy, the window and the price source are re
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -14,9 +15,9 @@ from pathlib import Path
 from typing import Final
 
 from bot.clock import ensure_utc
-from bot.config import PaperSettings, RiskSettings, StrategyEntry
+from bot.config import PaperSettings, RiskSettings, Schedule, StrategyEntry
 
-__all__ = ["AUTO_FUNDING_USD", "JOURNAL", "BacktestSpec"]
+__all__ = ["AUTO_FUNDING_USD", "JOURNAL", "BacktestSpec", "parse_schedule"]
 
 JOURNAL: Final = "journal"
 """`prices=JOURNAL`: read the journal's recorded `price_ticks` (`journal_url`)."""
@@ -25,6 +26,14 @@ AUTO_FUNDING_USD: Final = Decimal(1_000_000)
 parameters name, at the token's price at the start (see docs/backtesting.md)."""
 BACKTEST_WALLET: Final = "0x" + "b7" * 32
 _PAPER: Final = PaperSettings()
+_UNITS: Final = {
+    "s": 1, "sec": 1, "second": 1,
+    "m": 60, "min": 60, "minute": 60,
+    "h": 3600, "hour": 3600,
+    "d": 86400, "day": 86400,
+    "w": 604800, "week": 604800,
+}  # fmt: skip
+_INTERVAL_RE: Final = re.compile(r"^\s*(\d+)\s*([a-z]+?)s?\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -92,3 +101,29 @@ class BacktestSpec:
     def price_source(self) -> str:
         """The series file's path, or "journal"."""
         return str(self.prices)
+
+
+def parse_schedule(text: str) -> Schedule:
+    """`"1h"`, `"90s"`, `"1 day"`, `"3600"` (seconds) or a 5-field cron line (UTC).
+
+    Raises:
+        ValueError: anything else, or a cron line the scheduler does not accept.
+    """
+    stripped = text.strip()
+    if stripped.isdigit():
+        return Schedule(interval_seconds=int(stripped))
+    match = _INTERVAL_RE.match(stripped)
+    if match is not None and match.group(2).lower() in _UNITS:
+        seconds = int(match.group(1)) * _UNITS[match.group(2).lower()]
+        if seconds < 1:
+            raise ValueError("the interval must be at least 1 second")
+        return Schedule(interval_seconds=seconds)
+    if len(stripped.split()) == 5:
+        from apscheduler.triggers.cron import CronTrigger
+
+        try:
+            CronTrigger.from_crontab(stripped)
+        except ValueError as exc:
+            raise ValueError(f"not a cron line: {exc}") from None
+        return Schedule(cron=stripped)
+    raise ValueError('expected an interval ("1h", "15m", "1 day") or a 5-field cron line')

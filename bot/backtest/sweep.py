@@ -9,9 +9,10 @@ option varies fastest). Each combination runs in a worker process of a
 did) is handed to each worker once, when it starts — a forked worker inherits it, nothing
 is copied — and each combination sends only its parameters; the worker runs the
 backtest, computes the metrics and sends back one small `SweepRow`. A combination that
-fails is a row with a one-line error, never a crash of the sweep. Rows are ranked by
-return, then PnL (higher first); ties, and rows without a return, keep grid order; failed
-rows come last.
+fails is a row with a one-line error, never a crash of the sweep. Rows are ranked by the
+chosen figure (`RANKINGS`: return by default; higher first, or lower first for drawdown,
+entry price and fees), then return, then PnL; ties keep grid order; rows without the
+figure follow, failed rows come last.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from bot.backtest.result import BacktestResult
 
 __all__ = [
+    "RANKINGS",
     "SweepAxis",
     "SweepError",
     "SweepRow",
@@ -39,7 +41,18 @@ __all__ = [
     "rank",
     "ranking_table",
     "run_sweep",
+    "worker_count",
 ]
+
+RANKINGS: dict[str, tuple[str, bool]] = {
+    "return": ("return_percent", True),
+    "pnl": ("pnl_usd", True),
+    "vs-lump-sum": ("vs_lump_sum_pp", True),
+    "drawdown": ("max_drawdown_percent", False),
+    "entry": ("avg_entry_usd", False),
+    "fees": ("fees_usd", False),
+}
+"""`--rank-by` choices: the `SweepRow` field ranked on, and whether higher is better."""
 
 SweepTask = Callable[[dict[str, Any]], BacktestResult]
 """Runs one combination (parameter overrides → result). It must pickle: a module-level
@@ -70,11 +83,21 @@ class SweepRow:
     value_at_end_usd: Decimal | None = None
     avg_entry_usd: Decimal | None = None
     max_drawdown_usd: Decimal | None = None
+    max_drawdown_percent: Decimal | None = None
+    lump_sum_return_percent: Decimal | None = None
     fills: int = 0
     skips: int = 0
     fees_usd: Decimal | None = None
     strategy_errors: int = 0
     error: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def vs_lump_sum_pp(self) -> Decimal | None:
+        """Return minus the lump sum's return, in percentage points."""
+        if self.return_percent is None or self.lump_sum_return_percent is None:
+            return None
+        return self.return_percent - self.lump_sum_return_percent
 
 
 def parse_param_value(text: str) -> Any:
@@ -144,6 +167,7 @@ def run_sweep(
     *,
     workers: int | None = None,
     on_done: Callable[[SweepRow], None] | None = None,
+    by: str = "return",
 ) -> list[SweepRow]:
     """Run `task` for every combination in worker processes; returns the ranked rows.
 
@@ -152,10 +176,11 @@ def run_sweep(
         combinations: parameter overrides, one dict per run.
         workers: processes (default: every core, at most one per combination).
         on_done: called in this process as each row arrives (progress).
+        by: the ranking (a `RANKINGS` name).
     """
     if not combinations:
         return []
-    count = min(workers or os.cpu_count() or 1, len(combinations))
+    count = worker_count(len(combinations), workers)
     rows: list[SweepRow] = []
     with ProcessPoolExecutor(
         max_workers=count, mp_context=_context(), initializer=_install, initargs=(task,)
@@ -173,7 +198,12 @@ def run_sweep(
             rows.append(row)
             if on_done is not None:
                 on_done(row)
-    return rank(rows)
+    return rank(rows, by)
+
+
+def worker_count(runs: int, workers: int | None = None) -> int:
+    """Worker processes for `runs` combinations (`workers`, else every core; at most `runs`)."""
+    return max(1, min(workers or os.cpu_count() or 1, runs))
 
 
 _installed: list[SweepTask] = []
@@ -207,22 +237,42 @@ def run_one(task: SweepTask, index: int, params: dict[str, Any]) -> SweepRow:
         value_at_end_usd=metrics.value_at_end_usd,
         avg_entry_usd=metrics.avg_entry_usd,
         max_drawdown_usd=metrics.max_drawdown_usd,
+        max_drawdown_percent=metrics.max_drawdown_percent,
+        lump_sum_return_percent=(
+            metrics.lump_sum.return_percent if metrics.lump_sum is not None else None
+        ),
         fills=metrics.fills,
         skips=metrics.skips,
         fees_usd=metrics.fees_usd,
         strategy_errors=len(result.errors),
+        warnings=tuple(result.warnings),
     )
 
 
-def rank(rows: Sequence[SweepRow]) -> list[SweepRow]:
-    """Best first: by return, then PnL; no return after any; errors last; ties by grid order."""
+def rank(rows: Sequence[SweepRow], by: str = "return") -> list[SweepRow]:
+    """Best first by the `RANKINGS` figure `by`, then return, then PnL; ties by grid order.
 
-    def key(row: SweepRow) -> tuple[int, Decimal, Decimal, int]:
+    Rows without the figure follow the others (no drawdown counts as a drawdown of 0);
+    failed rows come last.
+
+    Raises:
+        ValueError: `by` is not a ranking.
+    """
+    if by not in RANKINGS:
+        raise ValueError(f"unknown ranking {by!r} (rankings: {', '.join(RANKINGS)})")
+    name, higher = RANKINGS[by]
+    zero = Decimal(0)
+
+    def key(row: SweepRow) -> tuple[int, Decimal, Decimal, Decimal, int]:
         if row.error is not None:
-            return (2, Decimal(0), Decimal(0), row.index)
-        if row.return_percent is None:
-            return (1, Decimal(0), -(row.pnl_usd or Decimal(0)), row.index)
-        return (0, -row.return_percent, -(row.pnl_usd or Decimal(0)), row.index)
+            return (2, zero, zero, zero, row.index)
+        value: Decimal | None = getattr(row, name)
+        if value is None and name == "max_drawdown_percent" and row.return_percent is not None:
+            value = zero  # traded, never fell
+        tail = (-(row.return_percent or zero), -(row.pnl_usd or zero), row.index)
+        if value is None:
+            return (1, zero, *tail)
+        return (0, -value if higher else value, *tail)
 
     return sorted(rows, key=key)
 
@@ -233,10 +283,12 @@ def ranking_table(rows: Sequence[SweepRow], names: Sequence[str]) -> str:
         "#",
         *names,
         "return",
+        "vs lump",
         "PnL",
         "invested",
         "avg entry",
         "max DD",
+        "max DD %",
         "fills",
         "skips",
         "fees",
@@ -251,10 +303,12 @@ def ranking_table(rows: Sequence[SweepRow], names: Sequence[str]) -> str:
             [
                 *shown,
                 _percent(row.return_percent),
+                _points(row.vs_lump_sum_pp),
                 _money(row.pnl_usd),
                 _money(row.invested_usd),
                 _money(row.avg_entry_usd, places=4),
                 _money(row.max_drawdown_usd),
+                "-" if row.max_drawdown_percent is None else f"{row.max_drawdown_percent:.2f}%",
                 str(row.fills),
                 str(row.skips),
                 _money(row.fees_usd),
@@ -296,3 +350,7 @@ def _money(value: Decimal | None, places: int = 2) -> str:
 
 def _percent(value: Decimal | None) -> str:
     return "-" if value is None else f"{value:+.2f}%"
+
+
+def _points(value: Decimal | None) -> str:
+    return "-" if value is None else f"{value:+.2f} pp"

@@ -5,8 +5,10 @@
 The run itself is `bot.backtest.runner`; this module checks the options (one line naming
 the option, exit 2), runs it (twice when the strategy has rate bounds: the second run
 without them is the "no bounds" comparison), and prints the summary table or JSON;
-`--report DIR` adds report.json, price.png, value.png and report.html; `--sweep` runs a
-parameter grid on every core and prints the ranking.
+`--report DIR` adds report.json, price.png, value.png, trades.csv and report.html;
+`--sweep` runs a parameter grid on every core and prints the ranking (`--rank-by`), and
+with `--report` writes sweep.csv, sweep.html and the best runs' reports. Warnings about
+the prices (a window past the data's end, skipped rows) are one line each on stderr.
 
 Start-up stays light: matplotlib, the process pool and the engine are imported only by
 the runs that use them.
@@ -14,7 +16,6 @@ the runs that use them.
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
 import typer
 
+from bot.backtest.spec import parse_schedule
 from bot.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, load_or_exit
 
 if TYPE_CHECKING:
@@ -35,19 +37,12 @@ if TYPE_CHECKING:
     from bot.backtest.runner import Progress
     from bot.backtest.spec import BacktestSpec
     from bot.backtest.sweep import SweepRow
-    from bot.config import RiskSettings, Schedule, Settings, StrategyEntry
+    from bot.config import RiskSettings, Settings, StrategyEntry
 
 __all__ = ["BacktestOptions", "backtest", "check_options", "parse_schedule", "run_combination"]
 
 T = TypeVar("T")
 DEFAULT_SCHEDULE: Final = "1h"
-_UNITS: Final = {
-    "s": 1, "sec": 1, "second": 1,
-    "m": 60, "min": 60, "minute": 60,
-    "h": 3600, "hour": 3600,
-    "d": 86400, "day": 86400,
-    "w": 604800, "week": 604800,
-}  # fmt: skip
 HELP: Final = {
     "strategy": "A configured [[strategies]] name, or a plugin name (e.g. recurring_dca).",
     "params": 'Parameters: a JSON object, or k=v,k=v (values as text; "null" unsets). '
@@ -62,10 +57,11 @@ HELP: Final = {
     "depth": "Pool depth per side in USD (default 2000000).",
     "report": "Write report.json, report.html and PNG charts into this folder.",
     "sweep": "param=v1,v2,... (repeatable): run the grid on every core and rank it.",
+    "rank_by": "Rank a sweep by: return, pnl, vs-lump-sum (highest first), drawdown, entry, "
+    "fees (lowest first).",
     "json": "Print the report as JSON instead of a table.",
     "verbose": "Log the strategy's decisions (info level).",
 }
-_INTERVAL_RE: Final = re.compile(r"^\s*(\d+)\s*([a-z]+?)s?\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -113,6 +109,7 @@ def backtest(
     depth: Annotated[str | None, typer.Option(help=HELP["depth"])] = None,
     report: Annotated[Path | None, typer.Option(help=HELP["report"])] = None,
     sweep: Annotated[list[str] | None, typer.Option(help=HELP["sweep"])] = None,
+    rank_by: Annotated[str, typer.Option(help=HELP["rank_by"])] = "return",
     as_json: Annotated[bool, typer.Option("--json", help=HELP["json"])] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help=HELP["verbose"])] = False,
 ) -> None:
@@ -138,7 +135,7 @@ def backtest(
     # Read a series file once when it serves several runs; one run reads it itself.
     feed = _preload(options) if sweep or free is not None else None
     if sweep:
-        _run_sweep(options, feed, sweep, report, as_json)
+        _run_sweep(options, feed, sweep, (report, rank_by), as_json)
         return
     result = _run_with_bar(options, feed)
     metrics = compute_metrics(result)
@@ -220,34 +217,6 @@ def check_options(
         slippage=_slippage(slippage) if slippage is not None else None,
         depth_usd=_depth(depth) if depth is not None else None,
     )
-
-
-def parse_schedule(text: str) -> Schedule:
-    """`"1h"`, `"90s"`, `"1 day"`, `"3600"` (seconds) or a 5-field cron line (UTC).
-
-    Raises:
-        ValueError: anything else, or a cron line the scheduler does not accept.
-    """
-    from bot.config import Schedule
-
-    stripped = text.strip()
-    if stripped.isdigit():
-        return Schedule(interval_seconds=int(stripped))
-    match = _INTERVAL_RE.match(stripped)
-    if match is not None and match.group(2).lower() in _UNITS:
-        seconds = int(match.group(1)) * _UNITS[match.group(2).lower()]
-        if seconds < 1:
-            raise ValueError("the interval must be at least 1 second")
-        return Schedule(interval_seconds=seconds)
-    if len(stripped.split()) == 5:
-        from apscheduler.triggers.cron import CronTrigger
-
-        try:
-            CronTrigger.from_crontab(stripped)
-        except ValueError as exc:
-            raise ValueError(f"not a cron line: {exc}") from None
-        return Schedule(cron=stripped)
-    raise ValueError('expected an interval ("1h", "15m", "1 day") or a 5-field cron line')
 
 
 def _or_usage(option: str, parse: Any, text: str) -> Any:
@@ -415,42 +384,72 @@ def _output(
     report_dir: Path | None,
     as_json: bool,
 ) -> None:
-    from bot.backtest.report import build_report, summary_table, write_json
+    from bot.backtest.report import build_report, summary_table
 
-    if not as_json and report_dir is None:  # the table alone: no report data to build
-        typer.echo(summary_table(result, metrics))
-        return
-    data = build_report(result, metrics, options.describe())
+    _warn(result.warnings)
     if as_json:
         import json
 
+        data = build_report(result, metrics, options.describe())
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         typer.echo(summary_table(result, metrics))
     if report_dir is not None:
-        from bot.backtest.charts import write_report_files
+        from bot.backtest.page import write_run_report
 
-        try:
-            written = [write_json(report_dir / "report.json", data)]
-            written += write_report_files(report_dir, result, metrics, data)
-        except OSError as exc:
-            fail(f"--report {str(report_dir)!r}: {exc.strerror or exc}", EXIT_USAGE)
+        began = _monotonic()
+        written = _writing(
+            report_dir, lambda: write_run_report(report_dir, result, metrics, options.describe())
+        )
         names = ", ".join(p.name for p in written)
-        print(f"report written to {report_dir}: {names}", file=sys.stderr)
+        took = _monotonic() - began
+        print(f"report written to {report_dir} in {took:.1f} s: {names}", file=sys.stderr)
+
+
+def _warn(warnings: list[str]) -> None:
+    for line in warnings:
+        print(f"bot: warning: {line}", file=sys.stderr)
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()
+
+
+def _writing(report_dir: Path, write: Callable[[], T]) -> T:
+    """Write report files; a folder that cannot be written is one line, exit 2."""
+    try:
+        return write()
+    except OSError as exc:
+        fail(f"--report {str(report_dir)!r}: {exc.strerror or exc}", EXIT_USAGE)
 
 
 def _run_sweep(
     options: BacktestOptions,
     feed: Feed | None,
     sweep: list[str],
-    report_dir: Path | None,
+    report: tuple[Path | None, str],
     as_json: bool,
 ) -> None:
     import functools
 
-    from bot.backtest.sweep import SweepError, grid, parse_sweep, ranking_table, run_sweep
+    from bot.backtest.progress import SweepProgress
+    from bot.backtest.sweep import (
+        RANKINGS,
+        SweepError,
+        grid,
+        parse_sweep,
+        ranking_table,
+        run_sweep,
+        worker_count,
+    )
+    from bot.backtest.sweep_report import sweep_warnings
     from bot.engine.plugins import load_plugin
 
+    report_dir, by = report
+    if by not in RANKINGS:
+        fail(f"--rank-by {by!r}: expected one of {', '.join(RANKINGS)}", EXIT_USAGE)
     try:
         axes = parse_sweep(sweep)
     except SweepError as exc:
@@ -464,11 +463,11 @@ def _run_sweep(
                 EXIT_USAGE,
             )
     combinations = grid(axes)
-    rows = run_sweep(
-        functools.partial(run_combination, options, feed),
-        combinations,
-        on_done=_sweep_counter(len(combinations)),
-    )
+    progress = SweepProgress(len(combinations))
+    progress.start(worker_count(len(combinations)))
+    task = functools.partial(run_combination, options, feed)
+    rows = run_sweep(task, combinations, on_done=progress, by=by)
+    _warn(sweep_warnings(rows))
     names = [a.name for a in axes]
     if as_json:
         import json
@@ -479,27 +478,43 @@ def _run_sweep(
     else:
         typer.echo(ranking_table(rows, names))
     if report_dir is not None:
-        from bot.backtest.report import to_jsonable, write_json
-
-        data = {"spec": to_jsonable(options.describe()), "swept": names, "rows": to_jsonable(rows)}
-        write_json(report_dir / "sweep.json", data)
-        print(f"sweep written to {report_dir / 'sweep.json'}", file=sys.stderr)
+        _sweep_files(options, feed, report_dir, rows, names, by)
     if all(row.error is not None for row in rows):
         raise typer.Exit(EXIT_FAILURE)
 
 
-def _sweep_counter(total: int) -> Callable[[SweepRow], None] | None:
-    """`sweep: 3/8 done` on stderr while a sweep runs, when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        return None
-    done = [0]
+def _sweep_files(
+    options: BacktestOptions,
+    feed: Feed | None,
+    report_dir: Path,
+    rows: list[SweepRow],
+    names: list[str],
+    by: str,
+) -> None:
+    """sweep.json, sweep.csv, sweep.html and the best runs' reports (re-run here)."""
+    import functools
 
-    def count(_row: SweepRow) -> None:
-        done[0] += 1
-        end = "\n" if done[0] == total else ""
-        print(f"\rsweep: {done[0]}/{total} done", end=end, file=sys.stderr, flush=True)
+    from bot.backtest.metrics import compute_metrics
+    from bot.backtest.sweep_report import BEST_RUNS, BestRun, write_sweep_report
 
-    return count
+    began = _monotonic()
+    best = []
+    for place, row in enumerate([r for r in rows if r.error is None][:BEST_RUNS], start=1):
+        rerun = functools.partial(run_combination, options, feed, row.params)
+        result = _guarded(rerun, ())
+        best.append(BestRun(place, row, result, compute_metrics(result)))
+    spec = {**options.describe(), "swept": names}
+    written = _writing(
+        report_dir,
+        lambda: write_sweep_report(report_dir, rows, names, spec=spec, by=by, best=best),
+    )
+    top = [p.name for p in written if p.parent == report_dir]
+    took = _monotonic() - began
+    print(
+        f"sweep report written to {report_dir} in {took:.1f} s: {', '.join(top)}"
+        + (f" and the best {len(best)} runs' reports (best-1/…)" if best else ""),
+        file=sys.stderr,
+    )
 
 
 def _one_line(exc: BaseException) -> str:

@@ -186,7 +186,8 @@ def test_backtest_prints_the_summary_and_writes_the_report(series: Path, tmp_pat
         "--prices", str(series), "--report", str(out), cwd=tmp_path,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    assert "recurring_dca (recurring_dca)" in run.stdout
+    assert "recurring_dca (recurring_dca)" not in run.stdout  # the name once, not repeated
+    assert run.stdout.splitlines()[1].split() == ["strategy", "recurring_dca"]
     assert "1 / 3 / 0 (active 1)" in run.stdout  # orders / fills / skips
     assert "locked at end" in run.stdout and "10 USDC" in run.stdout
     assert "vs lump sum at start" in run.stdout
@@ -195,6 +196,7 @@ def test_backtest_prints_the_summary_and_writes_the_report(series: Path, tmp_pat
         "price.png",
         "report.html",
         "report.json",
+        "trades.csv",
         "value.png",
     ]
     data = json.loads((out / "report.json").read_text())

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.backtest.charts import write_report_files
 from bot.backtest.metrics import compute_metrics, with_no_bounds
+from bot.backtest.page import write_report_files
 from bot.backtest.progress import ProgressBar, progress_for
 from bot.backtest.report import build_report, load_report, summary_table, to_jsonable, write_json
 from tests.unit.backtest.test_metrics import APT, T0, USDC, buy, four_slice_dca, make_result
@@ -90,21 +90,22 @@ def test_pictures_and_html_are_written_with_the_credit_line(tmp_path: Path) -> N
     result.strategy = "dca<script>"
     metrics = compute_metrics(result)
     files = write_report_files(tmp_path, result, metrics, build_report(result, metrics))
-    assert [f.name for f in files] == ["price.png", "value.png", "report.html"]
+    assert [f.name for f in files] == ["price.png", "value.png", "trades.csv", "report.html"]
     for png in files[:2]:
         data = png.read_bytes()
         assert data.startswith(PNG_MAGIC) and len(data) > 10_000
-    page = files[2].read_text()
+    page = files[3].read_text()
     assert page.count("data:image/png;base64,") == 2
     assert CREDIT in page
     assert "dca&lt;script&gt;" in page and "dca<script>" not in page
-    assert "&quot;pnl_usd&quot;: &quot;350&quot;" in page  # the JSON summary, escaped
+    assert '<a href="report.json">' in page  # the data is a file of its own, linked
+    assert "&quot;pnl_usd&quot;" not in page  # no raw JSON dump on the page
 
 
 def test_html_without_recorded_prices_has_no_credit(tmp_path: Path) -> None:
     result = four_slice_dca()
     metrics = compute_metrics(result)
-    page = write_report_files(tmp_path, result, metrics, build_report(result, metrics))[2]
+    page = write_report_files(tmp_path, result, metrics, build_report(result, metrics))[-1]
     assert 'class="credit"' not in page.read_text()
 
 
@@ -112,7 +113,9 @@ def test_pictures_of_a_strategy_that_never_traded(tmp_path: Path) -> None:
     result = make_result([], ["5", "6"])
     metrics = compute_metrics(result)
     files = write_report_files(tmp_path, result, metrics, build_report(result, metrics))
-    assert all(f.stat().st_size > 1000 for f in files)
+    assert all(f.stat().st_size > 1000 for f in files if f.suffix != ".csv")
+    assert (tmp_path / "trades.csv").read_text().count("\n") == 1  # the header alone
+    assert "No trades." in (tmp_path / "report.html").read_text()
 
 
 def test_credit_changes_the_picture(tmp_path: Path) -> None:

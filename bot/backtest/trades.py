@@ -1,0 +1,141 @@
+"""The backtest's trades as a user reads them: one row per execution, with units.
+
+Each fill of the result becomes a `TradeRow`: when, which strategy and order, which side
+of the strategy's main pair (`buy`: quote → asset, `sell`: asset → quote, `skipped`: a
+DCA slice the rate bounds skipped, `trade`: any other pair), what was sold and bought
+(amounts exact, with their token symbols), the price and its unit, and the fee.
+
+The price is the execution's own, fees included, in units of the pair's quote token per
+asset token — `USDC per APT` — so a buy's price is what one APT cost in USDC
+(sold / bought) and a sell's what one APT brought (bought / sold). Prices in a backtest
+come from USD series; a price written in the quote token is the one a user compares
+with an order's limit. A skipped slice shows the market price at its time (the oracle's
+USD prices of the two tokens, divided), since nothing was traded. A fill outside the
+main pair is priced in its sold token per bought token.
+
+`trades.csv` carries every row with exact decimal text; the HTML table rounds.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+
+from bot.backtest.metrics import Metrics
+from bot.backtest.report import symbol_of
+from bot.backtest.result import BacktestFill, BacktestResult
+from bot.money import format_decimal
+
+__all__ = ["CSV_COLUMNS", "TradeRow", "trade_rows", "write_trades_csv"]
+
+CSV_COLUMNS = (
+    "time",
+    "strategy",
+    "kind",
+    "order_id",
+    "side",
+    "sold",
+    "sold_token",
+    "bought",
+    "bought_token",
+    "price",
+    "price_unit",
+    "fee",
+    "fee_token",
+)
+
+
+@dataclass(frozen=True)
+class TradeRow:
+    """One execution as shown in the trade table (amounts exact; price may be None)."""
+
+    time: datetime
+    strategy: str
+    kind: str  # dca | limit | swap
+    order_id: str
+    side: str  # buy | sell | skipped | trade
+    sold: Decimal
+    sold_token: str  # symbol
+    bought: Decimal
+    bought_token: str
+    price: Decimal | None
+    price_unit: str  # e.g. "USDC per APT"
+    fee: Decimal
+    fee_token: str
+
+
+def trade_rows(result: BacktestResult, metrics: Metrics) -> list[TradeRow]:
+    """Every fill of `result` (skipped slices included) as a row, in time order."""
+    quote, asset = metrics.quote, metrics.asset
+    rows = []
+    for fill in sorted(result.fills, key=lambda f: f.time):  # stable: same-time fills in order
+        direction = (fill.sell_token, fill.buy_token)
+        if direction == (quote, asset):
+            side, price_in, per = "buy", fill.sell_token, fill.buy_token
+        elif direction == (asset, quote):
+            side, price_in, per = "sell", fill.buy_token, fill.sell_token
+        else:
+            side, price_in, per = "trade", fill.sell_token, fill.buy_token
+        if fill.skipped:
+            side = "skipped"
+        rows.append(
+            TradeRow(
+                time=fill.time,
+                strategy=result.strategy,
+                kind=fill.kind,
+                order_id=fill.order_id,
+                side=side,
+                sold=fill.sold,
+                sold_token=symbol_of(result, fill.sell_token),
+                bought=fill.bought,
+                bought_token=symbol_of(result, fill.buy_token),
+                price=_price(fill, price_in),
+                price_unit=f"{symbol_of(result, price_in)} per {symbol_of(result, per)}",
+                fee=fill.fee,
+                fee_token=symbol_of(result, fill.sell_token),
+            )
+        )
+    return rows
+
+
+def _price(fill: BacktestFill, price_in: str) -> Decimal | None:
+    """The fill's price in `price_in` (its sold or bought token) per unit of the other."""
+    in_sold = price_in == fill.sell_token
+    if fill.skipped or not fill.sold or not fill.bought:
+        # Nothing traded: the market's price at that time, from the oracle's USD prices.
+        numerator, denominator = (
+            (fill.buy_usd, fill.sell_usd) if in_sold else (fill.sell_usd, fill.buy_usd)
+        )
+        return numerator / denominator if denominator else None
+    return fill.sold / fill.bought if in_sold else fill.bought / fill.sold
+
+
+def write_trades_csv(path: Path, rows: Sequence[TradeRow]) -> Path:
+    """Write the rows as CSV (exact decimal text, times ISO-8601 UTC with `Z`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(CSV_COLUMNS)
+        for row in rows:
+            writer.writerow(
+                [
+                    row.time.isoformat().replace("+00:00", "Z"),
+                    row.strategy,
+                    row.kind,
+                    row.order_id,
+                    row.side,
+                    format_decimal(row.sold),
+                    row.sold_token,
+                    format_decimal(row.bought),
+                    row.bought_token,
+                    "" if row.price is None else format_decimal(row.price),
+                    row.price_unit,
+                    format_decimal(row.fee),
+                    row.fee_token,
+                ]
+            )
+    return path
