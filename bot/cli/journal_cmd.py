@@ -46,6 +46,20 @@ def migrate(ctx: typer.Context, url: UrlOption = None) -> None:
     typer.echo(f"journal at {target}: {before or 'empty'} → {after or head_revision()}")
 
 
+def _tables(given: list[str] | None) -> list[str] | None:
+    """`-t a,b -t c` as `[a, b, c]` (each once, in the order given); None: every table.
+
+    Exits 2 naming the unknown ones (and on an empty name, `-t a,,b`).
+    """
+    if not given:
+        return None
+    names = [name.strip() for value in given for name in value.split(",")]
+    unknown = [n or repr(n) for n in names if n not in EXPORT_TABLES]
+    if unknown:
+        fail(f"unknown table {', '.join(unknown)}; known: {', '.join(EXPORT_TABLES)}", EXIT_USAGE)
+    return list(dict.fromkeys(names))
+
+
 @app.command("export")
 def export(
     ctx: typer.Context,
@@ -57,16 +71,18 @@ def export(
     ] = None,
     table: Annotated[
         list[str] | None,
-        typer.Option("--table", "-t", help=f"Only these tables: {', '.join(EXPORT_TABLES)}."),
+        typer.Option(
+            "--table",
+            "-t",
+            help=f"Only these tables, repeated or comma-separated: {', '.join(EXPORT_TABLES)}.",
+        ),
     ] = None,
     url: UrlOption = None,
 ) -> None:
     """Write every journal table with exact values (amounts as text) as CSV or JSON."""
     settings = load_or_exit(ctx)
     target = url or settings.journal.url
-    unknown = [t for t in table or () if t not in EXPORT_TABLES]
-    if unknown:
-        fail(f"unknown table {', '.join(unknown)}; known: {', '.join(EXPORT_TABLES)}", EXIT_USAGE)
+    table = _tables(table)
     journal = open_journal(target, readonly=True)  # or one line and exit 2
     try:
         with journal:

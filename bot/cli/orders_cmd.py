@@ -1,46 +1,53 @@
 """`bot orders [--status …] [--strategy S] [--json]`, `bot orders show ID` and `bot cancel ID`.
 
-Listing reads the journal (read-only). Cancelling goes through the executor of whichever
-process holds the wallet's lock: this one when the daemon is not running, else the daemon,
-through the journal's command queue (`bot cancel` then waits for its answer).
+Listing reads the journal (read-only; `bot.cli.orders_view` draws it). Cancelling goes
+through the executor of whichever process holds the wallet's lock: this one when the
+daemon is not running, else the daemon, through the journal's command queue (`bot cancel`
+then waits for its answer). An order already closed is answered in one line, without a
+cancel request: exit 0 when it is already cancelled (or refunded), 2 when it ended
+otherwise (filled, expired; lost, after a poll has not found it again).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from datetime import datetime
-from decimal import Decimal
-from functools import cache
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
-from bot.aptos.tokens import TokenBook
+from bot.api.models import FINAL_STATUSES
 from bot.cli.common import EXIT_USAGE, fail, load_or_exit
+from bot.cli.orders_view import (
+    convention,
+    market_time,
+    order_row,
+    show_json,
+    show_lines,
+    table_lines,
+)
+from bot.clock import RealClock
 from bot.config import Settings
-from bot.engine.commands import CLI_STRATEGY, cancel_action
+from bot.engine.commands import CLI_STRATEGY, cancel_action, wait_for_command
 from bot.engine.tracker import CLOSED
 from bot.engine.wallet_lock import WalletLock, WalletLockError, lock_dir
 from bot.journal import Journal, JournalError, OrderView
-from bot.money import format_decimal
+from bot.logging import get_logger
+
+if TYPE_CHECKING:
+    from bot.cli.runtime import Runtime
 
 app = typer.Typer(help="Orders recorded in the journal.", invoke_without_command=True)
 _ACTIVE = frozenset({"active", "partially_filled"})
 _WAIT_SECONDS = 60.0
+_CANCELLED: Final = frozenset({"cancelled", "refunded"})
+"""Final statuses in which a cancel has nothing left to do: the order is stopped and its
+unsold amount returned (the spec does not say more of `refunded`)."""
+_SHOWN_MATCHES: Final = 5
 
-
-@cache
-def _symbols() -> TokenBook:
-    """The provider's token list, to show symbols instead of addresses."""
-    from bot.paper.core.registry import PaperTokens
-
-    return PaperTokens.from_token_list().book
-
-
-def _symbol(key: str) -> str:
-    token = _symbols().get(key)
-    return token.symbol if token is not None else key[:10] + "…"
+KindOption = Annotated[
+    str | None, typer.Option(help="dca or limit (when one id names both kinds).")
+]
 
 
 def _open(settings: Settings) -> Journal:
@@ -50,41 +57,6 @@ def _open(settings: Settings) -> Journal:
         fail(str(exc), EXIT_USAGE)
 
 
-def _progress(order: OrderView) -> str:
-    if order.kind == "dca" and order.orders_total:
-        return f"{order.orders_completed or 0}/{order.orders_total}"
-    spent = order.amount_spent or Decimal(0)
-    return f"{format_decimal(spent)}/{format_decimal(order.amount_total)}"
-
-
-def _average(order: OrderView) -> str:
-    received = order.to_amount_received or Decimal(0)
-    if not received:
-        return "-"
-    return format_decimal(((order.amount_spent or Decimal(0)) / received).quantize(Decimal("1e-8")))
-
-
-def _age(order: OrderView, now: datetime) -> str:
-    seconds = int((now - order.created_at).total_seconds())
-    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
-
-
-def _row(order: OrderView) -> dict[str, Any]:
-    return {
-        "id": order.order_id,
-        "kind": order.kind,
-        "strategy": order.strategy,
-        "pair": f"{_symbol(order.from_token)}→{_symbol(order.to_token)}",
-        "progress": _progress(order),
-        "average_price": _average(order),
-        "status": order.status,
-        "created_at": order.created_at.isoformat(),
-    }
-
-
 @app.callback()
 def orders(
     ctx: typer.Context,
@@ -92,7 +64,10 @@ def orders(
     strategy: Annotated[str | None, typer.Option(help="Only this strategy's orders.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """List the orders the journal knows (id, kind, pair, progress, average price, status, age)."""
+    """List the orders the journal knows: id, kind, pair, progress, prices, status, age.
+
+    Prices (limit and average) in the `[display].price_quote` convention.
+    """
     if ctx.invoked_subcommand is not None:
         return
     if status not in ("active", "completed", "all"):
@@ -100,112 +75,123 @@ def orders(
     settings = load_or_exit(ctx)
     with _open(settings) as journal:
         found = journal.orders(strategy=strategy)
+        clock = market_time(settings, journal, RealClock())
     wanted = {"active": _ACTIVE, "completed": CLOSED}.get(status)
     rows = [o for o in found if wanted is None or o.status in wanted]
+    prices = convention(settings)
     if as_json:
-        typer.echo(json.dumps([_row(o) for o in rows], indent=2))
+        typer.echo(json.dumps([order_row(o, prices, clock.now) for o in rows], indent=2))
         return
     if not rows:
         typer.echo("no orders")
         return
-    now = max(o.last_seen_at for o in rows)
-    table = [["ID", "KIND", "PAIR", "PROGRESS", "AVG PRICE", "STATUS", "AGE"]]
-    for order in rows:
-        r = _row(order)
-        table.append(
-            [
-                order.order_id[:12],
-                order.kind,
-                r["pair"],
-                r["progress"],
-                r["average_price"],
-                order.status,
-                _age(order, now),
-            ]
-        )
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    for row in table:
-        typer.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    for line in table_lines(rows, prices, clock.now):
+        typer.echo(line)
+    if (note := clock.note()) is not None:
+        typer.echo(note)
 
 
 def _find(journal: Journal, order_id: str, kind: str | None) -> OrderView:
+    """The one order `order_id` (or a prefix of it) names; exit 2 with a hint otherwise."""
+    if kind not in (None, "dca", "limit"):
+        fail("--kind must be dca or limit", EXIT_USAGE)
     kinds = [kind] if kind else ["dca", "limit"]
     matches = [o for k in kinds if (o := journal.order(k, order_id)) is not None]
     if not matches:
-        prefix = [
+        matches = [
             o
             for o in journal.orders()
             if o.order_id.startswith(order_id) and (kind is None or o.kind == kind)
         ]
-        matches = prefix if len(prefix) == 1 else []
-    if len(matches) != 1:
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        fail(f"no order {order_id!r} in the journal (bot orders lists them)", EXIT_USAGE)
+    if len({o.order_id for o in matches}) == 1:
         fail(
-            f"no single order {order_id!r} in the journal (give the full id, or --kind)", EXIT_USAGE
+            f"order {order_id!r} is both a DCA and a limit order: add --kind dca or --kind limit",
+            EXIT_USAGE,
         )
-    return matches[0]
+    named = ", ".join(f"{o.kind} {o.order_id[:16]}" for o in matches[:_SHOWN_MATCHES])
+    more = f" and {len(matches) - _SHOWN_MATCHES} more" if len(matches) > _SHOWN_MATCHES else ""
+    fail(
+        f"{order_id!r} names {len(matches)} orders ({named}{more}): give more of the id",
+        EXIT_USAGE,
+    )
 
 
 @app.command("show")
 def show(
     ctx: typer.Context,
     order_id: Annotated[str, typer.Argument(metavar="ID", help="Order id (or a unique prefix).")],
+    kind: KindOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """One order with its status transitions and fills."""
+    """One order: its limit price, expiry, status transitions and fills, with times."""
     settings = load_or_exit(ctx)
     with _open(settings) as journal:
-        order = _find(journal, order_id, None)
+        order = _find(journal, order_id, kind)
         transitions = journal.transitions(order.kind, order.order_id)
         fills = journal.fills(order.kind, order.order_id)
-    data = {
-        **_row(order),
-        "transitions": [
-            {
-                "from": t.from_status,
-                "to": t.to_status,
-                "observed_at": t.observed_at.isoformat(),
-                "source": t.source,
-            }
-            for t in transitions
-        ],
-        "fills": [
-            {
-                "tx_id": f.tx_id,
-                "tx_number": f.tx_number,
-                "type": f.type,
-                "from_amount": format_decimal(f.from_amount) if f.from_amount else None,
-                "to_amount": format_decimal(f.to_amount) if f.to_amount else None,
-                "time": f.time.isoformat() if f.time else None,
-            }
-            for f in fills
-        ],
-    }
+        clock = market_time(settings, journal, RealClock())
+    prices = convention(settings)
+    data = show_json(order, transitions, fills, prices, clock.now)
     if as_json:
         typer.echo(json.dumps(data, indent=2))
         return
-    for key in ("id", "kind", "strategy", "pair", "progress", "average_price", "status"):
-        typer.echo(f"{key:<14} {data[key]}")
-    typer.echo("transitions:")
-    for t in data["transitions"]:
-        typer.echo(f"  {t['observed_at']}  {t['from'] or '-'} → {t['to']}  ({t['source']})")
-    typer.echo(f"fills: {len(fills)}")
-    for f in data["fills"]:
-        typer.echo(f"  #{f['tx_number']} {f['type']:<9} {f['from_amount']} → {f['to_amount']}")
+    for line in show_lines(data, order, prices, clock.now):
+        typer.echo(line)
+    if (note := clock.note()) is not None:
+        typer.echo(note)
+
+
+def _closed_answer(order: OrderView) -> tuple[str, int] | None:
+    """What `bot cancel` answers for an order already closed (None: it may be cancelled).
+
+    Already cancelled (or refunded): exit 0, nothing to do. Ended another way (filled,
+    expired, lost): it cannot be cancelled, exit 2.
+    """
+    name = f"{'DCA' if order.kind == 'dca' else 'limit'} order {order.order_id}"
+    if order.status in _CANCELLED:
+        return f"{name} is already {order.status}: nothing to cancel", 0
+    if order.status in CLOSED:
+        return f"{name} cannot be cancelled: it is already {order.status}", EXIT_USAGE
+    return None
+
+
+def _answer_closed(order: OrderView) -> None:
+    """Print the closed order's answer and exit with its code (return when not closed)."""
+    answer = _closed_answer(order)
+    if answer is None:
+        return
+    message, code = answer
+    if code:
+        fail(message, code)
+    typer.echo(message)
+    raise typer.Exit(0)
+
+
+def _reread(settings: Settings, order: OrderView) -> OrderView:
+    """The order as the journal knows it now (the same view if it is gone)."""
+    with _open(settings) as journal:
+        return journal.order(order.kind, order.order_id) or order
 
 
 def cancel(
     ctx: typer.Context,
     order_id: Annotated[str, typer.Argument(metavar="ID", help="Order id (or a unique prefix).")],
-    kind: Annotated[
-        str | None, typer.Option(help="dca or limit (default: from the journal).")
-    ] = None,
+    kind: KindOption = None,
 ) -> None:
-    """Cancel an order: here if the daemon is not running, else through the daemon."""
-    if kind not in (None, "dca", "limit"):
-        fail("--kind must be dca or limit", EXIT_USAGE)
+    """Cancel an order: here if the daemon is not running, else through the daemon.
+
+    An order already cancelled answers so (exit 0); one that ended otherwise cannot be
+    cancelled (exit 2).
+    """
     settings = load_or_exit(ctx)
     with _open(settings) as journal:
         order = _find(journal, order_id, kind)
+    if order.status in FINAL_STATUSES:  # the provider's last word: nothing can change it
+        _answer_closed(order)
     wallet = settings.wallet.address or order.wallet
     lock = WalletLock(lock_dir(settings.daemon.lock_dir), wallet)
     if _take(lock):
@@ -227,44 +213,75 @@ def _take(lock: WalletLock) -> bool:
 
 
 async def _cancel_here(settings: Settings, order: OrderView) -> str:
+    """Poll the wallet's orders, cancel with this process's executor, poll again.
+
+    The first poll tells whether the order closed since the journal last saw it (then the
+    answer needs no cancel request); the second records its new status at once (a second
+    `bot cancel` answers from the journal) or, after a refusal, how it stands now.
+    """
     from bot.cli.runtime import Runtime
 
     runtime = await Runtime.open(settings)
     async with runtime:
-        if runtime.executor is None:
+        if runtime.executor is None or runtime.wallet is None:
             fail(
                 "no wallet configured: set [wallet].key_file or BOT_WALLET__PRIVATE_KEY", EXIT_USAGE
             )
-        result = await runtime.executor.execute(
-            CLI_STRATEGY, cancel_action(order.kind, order.order_id, runtime.clock)
-        )
-        runtime.save_world()  # an embedded paper world keeps the cancel (we hold the lock)
-    if result.state != "confirmed":
-        fail(f"cancel of {order.order_id}: {result.state}: {result.detail}")
-    return f"cancelled {order.kind} order {order.order_id}"
+        try:
+            await _poll(runtime)
+            _answer_closed(runtime.journal.order(order.kind, order.order_id) or order)
+            result = await runtime.executor.execute(
+                CLI_STRATEGY, cancel_action(order.kind, order.order_id, runtime.clock)
+            )
+            if result.state in ("confirmed", "failed"):
+                await _poll(runtime)
+        finally:
+            runtime.save_world()  # an embedded paper world keeps what changed (we hold the lock)
+    if result.state == "confirmed":
+        return f"cancelled {order.kind} order {order.order_id}"
+    _answer_closed(_reread(settings, order))
+    fail(_refusal(order, result.state, result.detail))
+
+
+async def _poll(runtime: Runtime) -> None:
+    """One poll of the wallet's orders into the journal (a failure is logged, not fatal)."""
+    from bot.engine.tracker import OrderTracker
+
+    if runtime.wallet is None:
+        return
+    try:
+        await OrderTracker(runtime.client, runtime.journal, runtime.clock, runtime.wallet).poll()
+    except Exception as exc:  # the cancel's own answer does not depend on it
+        get_logger("cli").warning("cancel.poll_failed", error=type(exc).__name__)
 
 
 async def _cancel_through_daemon(settings: Settings, order: OrderView) -> str:
-    from bot.clock import RealClock
-
-    clock = RealClock()
+    """Queue the cancel for the daemon and wait for its answer."""
     with Journal.open(settings.journal.url, readonly=True) as journal:
         command_id = journal.enqueue_command(
-            "cancel", {"kind": order.kind, "order_id": order.order_id}, at=clock.now()
+            "cancel", {"kind": order.kind, "order_id": order.order_id}, at=RealClock().now()
         )
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + _WAIT_SECONDS
-        while loop.time() < deadline:
-            command = journal.command(command_id)
-            if command is not None and command.state in ("done", "failed"):
-                if command.state == "failed":
-                    fail(f"the daemon could not cancel {order.order_id}: {command.result}")
-                return f"cancelled {order.kind} order {order.order_id} (through the daemon)"
-            await asyncio.sleep(0.5)
-    fail(
-        f"the daemon holds the wallet but did not answer within {_WAIT_SECONDS:.0f} s; "
-        f"the request stays queued (command {command_id})"
-    )
+        command = await wait_for_command(journal, command_id, _WAIT_SECONDS)
+    if command is None:
+        fail(
+            f"the daemon holds the wallet but did not answer within {_WAIT_SECONDS:.0f} s; "
+            f"the request stays queued (command {command_id})"
+        )
+    if command.state == "done":
+        return f"cancelled {order.kind} order {order.order_id} (through the daemon)"
+    _answer_closed(_reread(settings, order))
+    state, _, detail = (command.result or "failed").partition(": ")
+    fail(_refusal(order, state, detail, through_daemon=True))
+
+
+def _refusal(order: OrderView, state: str, detail: str, *, through_daemon: bool = False) -> str:
+    """One line: the cancel did not happen, why, and what to do next."""
+    who = "the daemon could not cancel" if through_daemon else "could not cancel"
+    line = f"{who} {order.kind} order {order.order_id} ({state}"
+    line += f": {detail})" if detail else ")"
+    if state == "unknown":
+        line += "; settle it with bot reconcile before trying again"
+    return line
 
 
 def reconcile(

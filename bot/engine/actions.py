@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from bot.money import format_decimal
+from bot.price_view import Bound, PriceConvention
 
 if TYPE_CHECKING:  # annotations only: strategies need not import the HTTP client
     from bot.api.params import Slippage
 
 __all__ = [
+    "DEFAULT_CONVENTION",
     "Action",
     "CancelDca",
     "CancelLimit",
@@ -157,27 +159,63 @@ def action_json(action: Action) -> dict[str, Any]:
     return data
 
 
-def describe(action: Action) -> str:
-    """One line a person can read."""
+DEFAULT_CONVENTION: Final = PriceConvention()
+"""The default `[display].price_quote` preference, without a token book."""
+
+
+def describe(action: Action, convention: PriceConvention | None = None) -> str:
+    """One line a person can read.
+
+    Prices as `convention` shows them; the default is the default preference list with no
+    token book (tokens are matched and named as the action gives them).
+    """
+    prices = convention or DEFAULT_CONVENTION
     if isinstance(action, CreateDca):
         per = "in total" if action.amount_type == "total" else "per order"
-        return (
-            f"create DCA: {format_decimal(action.amount)} {action.sell} {per} → "
-            f"{action.buy}, {action.orders} orders every {action.interval_value} "
+        line = (
+            f"create DCA: {format_decimal(action.amount)} {prices.label(action.sell)} {per} → "
+            f"{prices.label(action.buy)}, {action.orders} orders every {action.interval_value} "
             f"{action.interval_period}"
         )
-    if isinstance(action, CreateLimit):
-        return (
-            f"create limit: sell {format_decimal(action.amount)} {action.sell} for "
-            f"{action.buy} at ≥ {format_decimal(action.rate)} {action.buy}/{action.sell}"
+        limits: tuple[tuple[Decimal | None, Bound], ...] = (
+            (action.min_rate, "min"),
+            (action.max_rate, "max"),
         )
+        bounds = [
+            str(price)
+            for rate, bound in limits
+            if rate is not None
+            and (price := prices.of_rate(rate, got=action.buy, paid=action.sell, bound=bound))
+        ]
+        return line + (f", only at {' and '.join(bounds)}" if bounds else "")
+    if isinstance(action, CreateLimit):
+        return "create limit: " + _limit_terms(action, prices)
     if isinstance(action, CancelDca | CancelLimit):
         kind = "DCA" if isinstance(action, CancelDca) else "limit"
         return f"cancel {kind} order {action.order_id}"
     amount = action.sell_amount if action.sell_amount is not None else action.buy_amount
     amount = amount if amount is not None else Decimal(0)
     side = "sell" if action.sell_amount is not None else "buy"
-    return f"swap: {side} {format_decimal(amount)} ({action.sell} → {action.buy})"
+    return (
+        f"swap: {side} {format_decimal(amount)} "
+        f"({prices.label(action.sell)} → {prices.label(action.buy)})"
+    )
+
+
+def _limit_terms(action: CreateLimit, prices: PriceConvention) -> str:
+    """`buy APT with 25 USDC at ≤ 4.931 USDC per APT` (or `sell … for … at ≥ …`)."""
+    sell, buy = prices.label(action.sell), prices.label(action.buy)
+    amount = format_decimal(action.amount)
+    price = prices.of_rate(action.rate, got=action.buy, paid=action.sell, bound="min")
+    if price is None:  # not a positive rate: said as given
+        terms = f"sell {amount} {sell} for {buy} at rate {format_decimal(action.rate)}"
+    elif prices.quote_of(action.sell, action.buy) == action.sell:
+        terms = f"buy {buy} with {amount} {sell} at {price}"
+    else:
+        terms = f"sell {amount} {sell} for {buy} at {price}"
+    if action.expiry_value is not None:
+        terms += f", expires after {action.expiry_value} {action.expiry_period or ''}".rstrip()
+    return terms
 
 
 def check_actions(actions: Any) -> list[Action]:

@@ -48,7 +48,7 @@ def test_dry_runs_then_live_show_and_place_the_same_actions(tmp_path: Path) -> N
     config.write_text(text + LADDER)
 
     def shown(out: str) -> list[str]:
-        return sorted(re.sub(r"≥ \S+", "≥ R", line) for line in out.splitlines())
+        return sorted(re.sub(r"[≤≥] \S+", "≤ R", line) for line in out.splitlines())
 
     first = bot("-c", "config.toml", "once", "--dry-run")
     lines = [line for line in first.splitlines() if line.startswith("[dry run] ")]

@@ -57,15 +57,14 @@ def bot(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-async def create_order(config: Path) -> str:
+async def create_order(config: Path, rate: Decimal = Decimal(1000), key: str = "l-1") -> str:
     from bot.cli.runtime import Runtime
 
     runtime = await Runtime.open(load_settings(config))
     async with runtime:
         assert runtime.executor is not None
         result = await runtime.executor.execute(
-            "s1",
-            CreateLimit(key="l-1", sell="APT", buy="USDC", amount=Decimal(1), rate=Decimal(1000)),
+            "s1", CreateLimit(key=key, sell="APT", buy="USDC", amount=Decimal(1), rate=rate)
         )
     assert result.state == "confirmed" and result.order_id, result
     return result.order_id
@@ -77,17 +76,69 @@ def test_list_show_and_cancel(setup: tuple[Path, Path, str]) -> None:
     listed = bot(config, "orders", "--status", "active")
     assert listed.returncode == 0, listed.stderr
     assert order_id[:12] in listed.stdout and "APT→USDC" in listed.stdout
+    # Prices in the configured convention, the unit in the header; progress with its unit.
+    header, row = listed.stdout.splitlines()[:2]
+    assert "LIMIT (USDC per APT)" in header and "AVG PRICE (USDC per APT)" in header
+    assert "≥ 1000" in row and "0/1 APT" in row
     shown = bot(config, "orders", "show", order_id[:16])
     assert shown.returncode == 0, shown.stderr
     assert "- → active  (create)" in shown.stdout
+    assert "limit price    sell APT at ≥ 1000 USDC per APT" in shown.stdout
+    assert "expires " in shown.stdout
     cancelled = bot(config, "cancel", order_id)
     assert cancelled.returncode == 0, cancelled.stderr
     assert cancelled.stdout.strip() == f"cancelled limit order {order_id}"
     with Journal.open(load_settings(config).journal.url, readonly=True) as journal:
         [intent] = [i for i in journal.intents() if i.kind == "cancel_limit"]
         assert intent.state == "confirmed" and intent.tx_hash  # a signed withdraw
+        cancelled_order = journal.order("limit", order_id)
+        assert cancelled_order is not None and cancelled_order.status == "cancelled"  # polled
+    # Cancelling it again: one line, exit 0, nothing sent.
+    again = bot(config, "cancel", order_id[:16])
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == (
+        f"limit order {order_id} is already cancelled: nothing to cancel"
+    )
+    assert "HTTP" not in again.stdout + again.stderr
+    with Journal.open(load_settings(config).journal.url, readonly=True) as journal:
+        assert len([i for i in journal.intents() if i.kind == "cancel_limit"]) == 1
     assert bot(config, "orders", "--status", "bogus").returncode == 2
-    assert bot(config, "cancel", "0xnope").returncode == 2
+    missing = bot(config, "cancel", "0xnope")
+    assert missing.returncode == 2
+    assert (
+        missing.stderr.strip()
+        == "bot: error: no order '0xnope' in the journal (bot orders lists them)"
+    )
+    shown_missing = bot(config, "orders", "show", "0xnope")
+    assert shown_missing.returncode == 2 and "--kind" not in shown_missing.stderr
+
+
+def test_an_order_that_filled_since_the_journal_saw_it_cannot_be_cancelled(
+    setup: tuple[Path, Path, str],
+) -> None:
+    config, _key, _wallet = setup
+    # At least 0.001 USDC per APT: it fills at once in the world, the journal says active.
+    filled = asyncio.run(create_order(config, Decimal("0.001"), "l-fills"))
+    with Journal.open(load_settings(config).journal.url, readonly=True) as journal:
+        before = journal.order("limit", filled)
+        assert before is not None and before.status == "active"
+    time.sleep(1.5)  # a paper minute and more: the world's keeper runs
+    refused = bot(config, "cancel", filled)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr.strip() == (
+        f"bot: error: limit order {filled} cannot be cancelled: it is already filled"
+    )
+    assert "HTTP" not in refused.stdout + refused.stderr
+    with Journal.open(load_settings(config).journal.url, readonly=True) as journal:
+        after = journal.order("limit", filled)
+        assert after is not None and after.status == "filled"
+        assert not [i for i in journal.intents() if i.kind == "cancel_limit"]  # none sent
+    shown = bot(config, "orders", "show", filled)
+    assert shown.returncode == 0, shown.stderr
+    [fill] = [line for line in shown.stdout.splitlines() if " filled " in line and "#" in line]
+    # A fill with its time, its amounts with their tokens and its price in the convention.
+    assert fill.strip().startswith("20") and " APT → " in fill and "USDC per APT" in fill
+    assert "average price  " in shown.stdout and "USDC per APT" in shown.stdout
 
 
 def test_cancel_while_the_daemon_holds_the_wallet_goes_through_the_daemon(

@@ -71,3 +71,25 @@ def test_export_errors(tmp_path: Path) -> None:
     assert result.exit_code == 2
     result = runner.invoke(app, ["export", "--format", "csv", "--url", missing, "-t", "nope"])
     assert result.exit_code == 2 and "unknown table nope" in result.output
+
+
+def test_export_tables_as_a_comma_separated_list_or_repeated(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'j.db'}"
+    with Journal.open(url) as journal:
+        journal.record_intent("s", WALLET, "swap", "k", {}, at=T0)
+    for args in (
+        ["-t", "intents,orders"],
+        ["-t", "intents", "-t", " orders "],
+        ["-t", "intents,orders,intents"],
+    ):
+        result = runner.invoke(app, ["export", "--format", "json", "--url", url, *args])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.output)
+        assert list(data) == ["intents", "orders"], args
+        assert data["intents"][0]["idempotency_key"] == "k"
+    result = runner.invoke(app, ["export", "--format", "csv", "--url", url, "-t", "intents,nope"])
+    assert result.exit_code == 2 and "unknown table nope;" in result.output
+    result = runner.invoke(
+        app, ["export", "--format", "csv", "--url", url, "-t", "intents,,orders"]
+    )
+    assert result.exit_code == 2 and "unknown table ''" in result.output
