@@ -175,7 +175,11 @@ class Daemon:
     def _alert_sources(self, alerter: Alerter, settings: Settings) -> AlertSources:
         # A dry run has no tracker: no poll is expected, so none is missed.
         return AlertSources(
-            alerter, settings.alerts, orders=self.runtime.journal, expect_polls=not self.dry_run
+            alerter,
+            settings.alerts,
+            orders=self.runtime.journal,
+            expect_polls=not self.dry_run,
+            convention=self.engine.convention,
         )
 
     def on_report(self, report: TickReport) -> None:
@@ -185,7 +189,7 @@ class Daemon:
         """
         if report.paused:
             return
-        print_report(report)
+        print_report(report, self.engine.convention)
         if not report.ok:
             self.facts.errors += 1
         self.sources.on_tick_report(report)

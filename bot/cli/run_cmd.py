@@ -43,6 +43,7 @@ from bot.engine.state_store import JournalStateStore, OverlayStateStore, StateSt
 from bot.engine.tracker import OrderTracker
 from bot.journal import Journal
 from bot.logging import redact
+from bot.price_view import PriceConvention
 
 STRATEGY_JOB_PREFIX = "strategy:"
 """A strategy's tick job is called this followed by the strategy's name."""
@@ -62,9 +63,12 @@ def build_engine(runtime: Runtime, settings: Settings, *, dry_run: bool) -> Engi
             "[wallet].address for a dry run)",
             EXIT_USAGE,
         )
+    convention = PriceConvention(settings.display.price_quote, runtime.tokens)
     broker: Broker
     if dry_run:
-        broker = DryRunBroker(runtime.client, runtime.tokens, runtime.wallet, runtime.signer)
+        broker = DryRunBroker(
+            runtime.client, runtime.tokens, runtime.wallet, runtime.signer, convention
+        )
     else:
         if runtime.executor is None or runtime.signer is None:
             fail(
@@ -100,11 +104,12 @@ def build_engine(runtime: Runtime, settings: Settings, *, dry_run: bool) -> Engi
         timeout_seconds=settings.scheduler.strategy_timeout_seconds,
         state_store=state_store,
         stuck_after=settings.daemon.stuck_ticks,
+        convention=convention,
         paused=paused_strategies(runtime.journal),
     )
 
 
-def print_report(report: TickReport) -> None:
+def print_report(report: TickReport, convention: PriceConvention | None = None) -> None:
     """What a tick did, for the person watching: failures, refusals, outcomes.
 
     Every line passes the log redactor: an error may quote a secret.
@@ -115,14 +120,14 @@ def print_report(report: TickReport) -> None:
     if not report.ok:
         lines.append(f"{report.strategy}: FAILED: {report.error}")
     for action, reason in report.refusals:
-        lines.append(f"{report.strategy}: refused {describe(action)} — {reason}")
+        lines.append(f"{report.strategy}: refused {describe(action, convention)} — {reason}")
     for action, outcome in report.outcomes:
         if outcome.lines:
             lines.extend(outcome.lines)
         else:
             extra = f" order {outcome.order_id}" if outcome.order_id else ""
             lines.append(
-                f"{report.strategy}: {describe(action)} → {outcome.state}{extra}"
+                f"{report.strategy}: {describe(action, convention)} → {outcome.state}{extra}"
                 + (f" ({outcome.detail})" if outcome.detail else "")
             )
     for line in lines:
@@ -246,7 +251,7 @@ async def _once(settings: Settings, dry_run: bool) -> int:
             if lock is not None:
                 lock.release()
     for report in reports:
-        print_report(report)
+        print_report(report, engine.convention)
     return sum(1 for r in reports if not r.ok)
 
 

@@ -23,6 +23,7 @@ from bot.engine.actions import (  # describe: re-exported, where callers found i
 )
 from bot.engine.executor import Executor
 from bot.money import format_decimal
+from bot.price_view import PriceConvention
 
 __all__ = ["ActionOutcome", "Broker", "DryRunBroker", "LiveBroker", "describe"]
 
@@ -67,8 +68,14 @@ class DryRunBroker:
     """Shows what would be done; sends nothing that spends."""
 
     def __init__(
-        self, client: PanoraClient, tokens: TokenBook, wallet: str, signer: Signer | None = None
+        self,
+        client: PanoraClient,
+        tokens: TokenBook,
+        wallet: str,
+        signer: Signer | None = None,
+        convention: PriceConvention | None = None,
     ) -> None:
+        self.convention = convention
         self.client = client
         self.tokens = tokens
         self.wallet = wallet
@@ -76,7 +83,7 @@ class DryRunBroker:
 
     async def carry_out(self, strategy: str, action: Action) -> ActionOutcome:
         """Describe the action; for a swap, fetch and decode its transaction."""
-        lines = [f"[dry run] {strategy}: {describe(action)}"]
+        lines = [f"[dry run] {strategy}: {describe(action, self.convention)}"]
         if isinstance(action, Swap):
             lines += await self._swap(action)
         return ActionOutcome("dry-run", lines=lines)

@@ -37,6 +37,7 @@ from bot.engine.tracker import OrderTracker, PollReport
 from bot.journal import Journal
 from bot.logging import get_logger, redact
 from bot.money import from_base_units, to_base_units_down
+from bot.price_view import PriceConvention
 
 __all__ = ["Engine", "StrategyStats", "TickReport"]
 
@@ -89,6 +90,7 @@ class Engine:
         state_store: StateStore | None = None,
         stuck_after: int = 3,
         paused: Iterable[str] = (),
+        convention: PriceConvention | None = None,
     ) -> None:
         self.client = client
         self.journal = journal
@@ -105,7 +107,9 @@ class Engine:
         the journal's untouched)."""
         self.strategies = {s.instance: s for s in strategies}
         self.stats = {name: StrategyStats() for name in self.strategies}
-        self.progress = ProgressTracker(stuck_after)
+        self.convention = convention or PriceConvention(book=tokens)
+        """How prices are shown in logs and reports (`[display].price_quote`)."""
+        self.progress = ProgressTracker(stuck_after, self.convention)
         """Which strategies tick without getting anywhere (the daemon's `degraded`)."""
         self.paused: set[str] = set(paused)
         """Strategies the user paused: their ticks and reactions ask them nothing."""
@@ -257,7 +261,8 @@ class Engine:
                 stats.refused += 1
                 report.refusals.append((action, refusal))
                 self._log.warning(
-                    "risk.refused", strategy=name, action=describe(action), reason=str(refusal)
+                    "risk.refused", strategy=name, action=describe(action, self.convention),
+                    reason=str(refusal),
                 )
                 continue
             try:
@@ -269,7 +274,7 @@ class Engine:
             self._log.info(
                 "action",
                 strategy=name,
-                action=describe(action),
+                action=describe(action, self.convention),
                 state=outcome.state,
                 order_id=outcome.order_id,
                 detail=outcome.detail or None,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from bot.engine.actions import describe
+from bot.price_view import PriceConvention
 
 if TYPE_CHECKING:
     from bot.engine.engine import TickReport
@@ -46,8 +47,9 @@ class StrategyProgress:
 class ProgressTracker:
     """Counts each strategy's ticks without progress; names the stuck ones."""
 
-    def __init__(self, stuck_after: int) -> None:
+    def __init__(self, stuck_after: int, convention: PriceConvention | None = None) -> None:
         self.stuck_after = stuck_after
+        self.convention = convention
         self._progress: dict[str, StrategyProgress] = {}
 
     def of(self, name: str) -> StrategyProgress:
@@ -65,7 +67,7 @@ class ProgressTracker:
             progress.ticks_without_progress += 1
             progress.reason = f"failed: {report.error or 'unknown error'}"
             return
-        progress.blocked = _blocked(report)
+        progress.blocked = _blocked(report, self.convention)
         proposed = len(report.outcomes) + len(report.refusals)
         if proposed == 0:
             return
@@ -91,12 +93,12 @@ class ProgressTracker:
         return found
 
 
-def _blocked(report: TickReport) -> str | None:
+def _blocked(report: TickReport, convention: PriceConvention | None) -> str | None:
     for action, outcome in report.outcomes:
         if outcome.duplicate and outcome.state in BLOCKING_STATES:
             return (
                 f"key {action.key!r} held by an intent still {outcome.state} "
-                f"({describe(action)}); settle it with bot reconcile"
+                f"({describe(action, convention)}); settle it with bot reconcile"
             )
     return None
 

@@ -31,6 +31,7 @@ from bot.journal import OrderView
 from bot.logging import get_logger
 from bot.money import format_decimal
 from bot.ops.alert_channels import iso_utc
+from bot.price_view import PriceConvention
 
 __all__ = [
     "CAP_RULES",
@@ -103,7 +104,9 @@ class AlertSources:
         *,
         orders: OrderLookup | None = None,
         expect_polls: bool = True,
+        convention: PriceConvention | None = None,
     ) -> None:
+        self.convention = convention
         self.alerter = alerter
         self.settings = settings
         self.orders = orders
@@ -177,7 +180,7 @@ class AlertSources:
         for action, outcome in report.outcomes:
             if outcome.state != "failed":
                 continue
-            what = describe(action)
+            what = describe(action, self.convention)
             detail = f": {outcome.detail}" if outcome.detail else ""
             self.alerter.emit(
                 "transaction_failed",
@@ -196,7 +199,7 @@ class AlertSources:
             if last_cap is not None and now - last_cap < REPEAT_AFTER:
                 continue
             self._caps[(name, rule)] = now
-            what = describe(action)
+            what = describe(action, self.convention)
             self.alerter.emit(
                 "risk_cap_hit",
                 f"{name}: {what} refused ({refusal})",

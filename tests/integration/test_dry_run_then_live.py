@@ -16,6 +16,7 @@ from bot.journal import Journal
 from tests.support.cli import ROOT, run_bot
 
 EXAMPLE_WALLET = "0x" + "5a" * 32
+WALLET = "0x" + "7b" * 32
 LADDER = """
 [[strategies]]
 name = "apt-ladder"
@@ -71,3 +72,22 @@ def test_dry_runs_then_live_show_and_place_the_same_actions(tmp_path: Path) -> N
             "weekly-apt:dca:0",
         ]
         assert journal.states("apt-ladder")["generation"] == 0
+
+
+def test_the_configured_price_convention_reaches_what_a_tick_prints(tmp_path: Path) -> None:
+    """`[display].price_quote` once: the ladder's limits read in the chosen unit."""
+    shutil.copy(ROOT / "config.example.toml", tmp_path / "config.toml")
+    config = tmp_path / "config.toml"
+    config.write_text(config.read_text().replace("[wallet]\n", f'[wallet]\naddress = "{WALLET}"\n'))
+    shown = {}
+    for quote in ("USDC", "APT"):
+        text = re.sub(r"price_quote = \[[^\]]*\]", f'price_quote = ["{quote}"]', config.read_text())
+        config.write_text(text if LADDER in text else text + LADDER)
+        result = run_bot("-c", "config.toml", "once", "--dry-run", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        shown[quote] = [
+            line for line in result.stdout.splitlines() if "apt-ladder: create limit" in line
+        ]
+    assert len(shown["USDC"]) == len(shown["APT"]) == 4
+    assert all(re.search(r"at ≤ [0-9.]+ USDC per APT,", line) for line in shown["USDC"])
+    assert all(re.search(r"at ≥ [0-9.]+ APT per USDC,", line) for line in shown["APT"])
