@@ -287,21 +287,63 @@ def _refusal(order: OrderView, state: str, detail: str, *, through_daemon: bool 
 def reconcile(
     ctx: typer.Context,
     grace_minutes: Annotated[int, typer.Option(help="Fail what nothing matched after this.")] = 15,
+    fail_intent: Annotated[
+        int | None,
+        typer.Option("--fail", metavar="INTENT", help="By hand: nothing was placed; free its key."),
+    ] = None,
+    link_intent: Annotated[
+        int | None,
+        typer.Option("--link", metavar="INTENT", help="By hand: --order is this intent's."),
+    ] = None,
+    order_id: Annotated[str | None, typer.Option("--order", help="The order --link names.")] = None,
+    reason: Annotated[
+        str | None, typer.Option(help="Why (kept in the journal); required by hand.")
+    ] = None,
 ) -> None:
-    """Settle intents left in flight (after a crash or an unknown outcome), then poll orders."""
+    """Settle intents left in flight (after a crash or an unknown outcome), then poll orders.
+
+    An intent the bot holds `unknown` for a person (its outcome cannot be told from the
+    bot's own evidence) is settled by hand: `--fail INTENT` (nothing was placed: its key
+    runs again) or `--link INTENT --order ID` (that order is its), with a `--reason`.
+    """
     settings = load_or_exit(ctx)
     if grace_minutes < 0:
         fail("--grace-minutes must not be negative", EXIT_USAGE)
-    lines = asyncio.run(_reconcile(settings, grace_minutes))
+    by_hand = _by_hand(fail_intent, link_intent, order_id, reason)
+    lines = asyncio.run(_reconcile(settings, grace_minutes, by_hand))
     for line in lines:
         typer.echo(line)
 
 
-async def _reconcile(settings: Settings, grace_minutes: int) -> list[str]:
+def _by_hand(
+    fail_intent: int | None, link_intent: int | None, order_id: str | None, reason: str | None
+) -> tuple[int, str | None, str] | None:
+    """(intent, order or None, reason) of a settlement by hand, or None; exit 2 if muddled."""
+    if fail_intent is None and link_intent is None:
+        if order_id is not None or reason is not None:
+            fail("--order and --reason go with --fail or --link", EXIT_USAGE)
+        return None
+    if fail_intent is not None and link_intent is not None:
+        fail("choose one of --fail and --link", EXIT_USAGE)
+    if not reason or not reason.strip():
+        fail("settling by hand needs --reason (it is kept in the journal)", EXIT_USAGE)
+    if link_intent is not None:
+        if not order_id:
+            fail("--link needs --order ID", EXIT_USAGE)
+        return link_intent, order_id, reason.strip()
+    if order_id is not None:
+        fail("--order goes with --link, not --fail", EXIT_USAGE)
+    assert fail_intent is not None
+    return fail_intent, None, reason.strip()
+
+
+async def _reconcile(
+    settings: Settings, grace_minutes: int, by_hand: tuple[int, str | None, str] | None
+) -> list[str]:
     from datetime import timedelta
 
-    from bot.cli.runtime import Runtime
-    from bot.engine.reconcile import Reconciler
+    from bot.cli.runtime import LOST_REASON, Runtime
+    from bot.engine.reconcile import Reconciler, Resolution
     from bot.engine.tracker import OrderTracker
 
     runtime = await Runtime.open(settings, with_signer=False)
@@ -310,9 +352,10 @@ async def _reconcile(settings: Settings, grace_minutes: int) -> list[str]:
             fail("no wallet configured: set [wallet].address or a key", EXIT_USAGE)
         lock = WalletLock(lock_dir(settings.daemon.lock_dir), runtime.wallet)
         if not _take(lock):
-            fail("the daemon holds this wallet and reconciles by itself", EXIT_USAGE)
+            doing = "settle by hand: stop it first" if by_hand else "reconciles by itself"
+            fail(f"the daemon holds this wallet and {doing}", EXIT_USAGE)
         try:
-            settled = await Reconciler(
+            reconciler = Reconciler(
                 journal=runtime.journal,
                 client=runtime.client,
                 clock=runtime.clock,
@@ -320,10 +363,23 @@ async def _reconcile(settings: Settings, grace_minutes: int) -> list[str]:
                 tokens=runtime.tokens,
                 node=runtime.node,
                 grace=timedelta(minutes=grace_minutes),
-            ).run()
-            report = await OrderTracker(
-                runtime.client, runtime.journal, runtime.clock, runtime.wallet
-            ).poll()
+            )
+            settled: list[Resolution] = []
+            if by_hand is not None:
+                intent_id, order, why = by_hand
+                try:
+                    settled.append(
+                        await reconciler.settle_by_hand(intent_id, order_id=order, reason=why)
+                    )
+                except ValueError as exc:
+                    fail(str(exc), EXIT_USAGE)
+            else:
+                settled = await reconciler.run()
+            tracker = OrderTracker(runtime.client, runtime.journal, runtime.clock, runtime.wallet)
+            if runtime.world is not None:  # the embedded world is the market: unknown is gone
+                tracker.close_unknown = LOST_REASON
+            report = await tracker.poll()
+            runtime.save_world()
         finally:
             lock.release()
     lines = [

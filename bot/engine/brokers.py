@@ -22,6 +22,7 @@ from bot.engine.actions import (  # describe: re-exported, where callers found i
     describe,
 )
 from bot.engine.executor import Executor
+from bot.engine.progress import BLOCKING_STATES
 from bot.money import format_decimal
 from bot.price_view import PriceConvention
 
@@ -58,7 +59,13 @@ class LiveBroker:
     async def carry_out(self, strategy: str, action: Action) -> ActionOutcome:
         """Execute exactly once (per strategy and key)."""
         result = await self.executor.execute(strategy, action)
-        detail = "already done under this key" if result.duplicate else result.detail
+        detail = result.detail
+        if result.duplicate:
+            detail = (
+                "held: an earlier attempt under this key has an unknown outcome (bot reconcile)"
+                if result.state in BLOCKING_STATES
+                else "already done under this key"
+            )
         return ActionOutcome(
             result.state, result.order_id, result.tx_hash, detail, duplicate=result.duplicate
         )

@@ -302,6 +302,25 @@ class Reconciler:
                 f"intent {intent_id} is {intent.state}, not unknown: nothing to settle"
             )
         now = self.clock.now()
+        if order_id is None and intent.kind in ("create_dca", "create_limit"):
+            kind_of: OrderKind = "dca" if intent.kind == "create_dca" else "limit"
+            linked = {
+                (o.kind, o.order_id) for o in self.journal.orders(wallet=self.wallet) if o.intent_id
+            }
+            lookalike = next(
+                (
+                    o
+                    for o in await self._provider_orders(kind_of)
+                    if (kind_of, o.order_id) not in linked and self._looks_like(intent, kind_of, o)
+                ),
+                None,
+            )
+            if lookalike is not None:  # failing it would let the strategy place a second one
+                raise ValueError(
+                    f"{kind_of} order {lookalike.order_id} of this wallet looks like intent "
+                    f"{intent_id}'s: --link {intent_id} --order {lookalike.order_id} if it is, "
+                    "or cancel that order first"
+                )
         if order_id is None:
             detail = f"failed by hand: {reason}"
             self.journal.set_intent_state(intent.id, "failed", at=now, detail=detail, error=detail)
@@ -380,7 +399,9 @@ class Reconciler:
         if deposits.dead:
             return Resolution(intent.id, "failed", None, "its deposit failed or expired: unfunded")
         if not self._expired(intent):
-            return Resolution(intent.id, "unknown")
+            return Resolution(
+                intent.id, "unknown", None, "no evidence yet (waiting for the grace period)"
+            )
         lookalike = next(
             (
                 o

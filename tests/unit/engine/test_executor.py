@@ -170,7 +170,10 @@ async def test_an_unreadable_answer_is_held_never_linked_on_looks_nor_failed(
         assert intent is not None and (intent.state, intent.order_id) == ("unknown", None)
         assert rig.journal.order("dca", order.order_id) is None
 
-        # A person settles it (`bot reconcile --link`): only an order that can be its.
+        # A person settles it: failing it is refused while an order looks like its own
+        # (the strategy would place a second one); `--link` takes only an order that can be.
+        with pytest.raises(ValueError, match=f"looks like intent {result.intent_id}'s"):
+            await reconciler.settle_by_hand(result.intent_id, order_id=None, reason="r")
         with pytest.raises(ValueError, match="lists no dca order 0xnope"):
             await reconciler.settle_by_hand(result.intent_id, order_id="0xnope", reason="r")
         with pytest.raises(ValueError, match="no intent 999"):
@@ -191,7 +194,7 @@ async def test_an_unreadable_answer_is_held_never_linked_on_looks_nor_failed(
 
 
 async def test_a_held_intent_failed_by_hand_frees_its_key(tmp_path: Path) -> None:
-    faults = PaperFaultSettings(malformed_body=Decimal(1), endpoints=["/dca/v1/createOrder"])
+    faults = PaperFaultSettings(server_error=Decimal(1), endpoints=["/dca/v1/createOrder"])
     async for rig in make_rig(tmp_path, order_style="escrow", faults=faults)():
         held = await rig.executor.execute("s1", dca())
         assert held.state == "unknown"

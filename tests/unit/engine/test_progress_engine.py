@@ -1,7 +1,7 @@
 """A key held by an unknown outcome, seen by the real engine: stuck at once, free once settled.
 
 Real engine, executor, signer and journal on a stepped paper world whose createOrder
-answers are unreadable: the DCA's outcome is unknown, so the next ticks propose the same
+answers 5xx: the DCA's outcome is unknown, so the next ticks propose the same
 key for nothing (it is never blindly resent). The engine names the strategy stuck with the
 reason; once a person fails the intent (`bot reconcile --fail`), the key runs again.
 """
@@ -24,7 +24,9 @@ from tests.support.paper_rig import PaperRig, paper_rig
 from tests.support.paper_signing import fixed_key
 
 KEY = fixed_key("progress-engine")
-FAULTS = PaperFaultSettings(malformed_body=Decimal(1), endpoints=["/dca/v1/createOrder"])
+# A 5xx before anything is applied: the outcome is unknown to the bot (a server may fail
+# after writing), though no order exists.
+FAULTS = PaperFaultSettings(server_error=Decimal(1), endpoints=["/dca/v1/createOrder"])
 
 
 @pytest.fixture
