@@ -75,20 +75,21 @@ def _part(part: str, field: str) -> set[int]:
     elif "-" in span:
         low, _, high = span.partition("-")
         first, last = _day(low, field), _day(high, field)
-        if last == 0 and first > 0:  # `5-7`: Friday to Sunday
+        if last == 0 and first > 0:  # `fri-sun`: Friday to Sunday
             last = 7
         if last < first:
             raise ValueError(f"day of week {field!r}: range {span!r} runs backwards")
     else:
         first = _day(span, field)
-        last = first if not step_text else 6
+        last = first if not step_text else 7  # `1/2`: from Monday to the end (cronie)
     return {day % 7 for day in range(first, last + 1, step)}
 
 
 def _day(text: str, field: str) -> int:
+    """A day's crontab number, 0-7 (7 is Sunday again: `0-7` is every day); names 0-6."""
     name = text.lower()
     if name in _DAYS:
         return _DAYS.index(name)
     if text.isdigit() and int(text) <= 7:
-        return int(text) % 7
+        return int(text)
     raise ValueError(f"day of week {field!r}: {text!r} is not 0-7 or a day name")

@@ -146,7 +146,10 @@ class LimitLadder(Strategy):
             else "not placed again before the next ladder (drift or expiry)",
         )
         if drift <= self.p.redrift_percent and not expired and not by_user:
-            return []
+            # Rungs of this ladder that never took (refused, or failed: their key was freed)
+            # are asked for again, so a ladder funded late fills in, and one refused keeps
+            # saying so (the daemon counts it stuck) instead of resting silently.
+            return [a for a in self._rungs(generation, anchor) if a.key not in ctx.intents]
         ctx.log.info(
             "limit_ladder.replace",
             anchor=str(anchor),
@@ -180,6 +183,10 @@ class LimitLadder(Strategy):
         ctx.save("anchor", anchor)
         ctx.save("generation", generation)
         ctx.save("placed_at", ctx.now)
+        return list(self._rungs(generation, anchor))
+
+    def _rungs(self, generation: int, anchor: Decimal) -> list[CreateLimit]:
+        """The ladder of `generation` around `anchor`: the same keys and rates every time."""
         expiry = parse_period(self.p.expiry) if self.p.expiry is not None else None
         return [
             CreateLimit(

@@ -67,6 +67,7 @@ from bot.ops.heartbeat import (
     missing_order_count,
     open_order_count,
     status_line,
+    unsettled_intents,
 )
 from bot.ops.notify import Notifier, watchdog_interval
 from bot.ops.reload import ReloadGate, ReloadPlan, plan_reload
@@ -258,7 +259,8 @@ class Daemon:
         """The daemon as `bot status` and the heartbeat show it."""
         engine, journal, wallet = self.engine, self.runtime.journal, self.runtime.wallet
         stuck = self._stuck()
-        degraded = self.monitor.degraded(missing_order_count(journal, wallet), stuck)
+        unsettled = unsettled_intents(journal, wallet, self.runtime.clock.now())
+        degraded = self.monitor.degraded(missing_order_count(journal, wallet), stuck, unsettled)
         jobs = self.jobs
         next_ticks = {
             name: None if jobs is None else jobs.next_fire_of(STRATEGY_JOB_PREFIX + name)
@@ -421,6 +423,7 @@ class Daemon:
             if policy is not None and self.runtime.signer is not None:
                 self.runtime.signer.policy = policy
             engine.timeout = plan.settings.scheduler.strategy_timeout_seconds
+            engine.progress.stuck_after = plan.settings.daemon.stuck_ticks
             self.monitor.stall_seconds = plan.settings.daemon.watchdog_stall_seconds
             self.settings = plan.settings
             self.jobs.add(self._pulse_job(start))

@@ -20,6 +20,7 @@ from bot.cli.run_cmd import build_engine
 from bot.cli.runtime import LOST_REASON, Runtime
 from bot.clock import AcceleratedClock, Clock, SteppedClock
 from bot.config import Settings
+from bot.engine.pauses import paused_strategies
 from bot.engine.reconcile import Reconciler
 from bot.ops.bad_weather import early_reporter, until_reachable
 from bot.ops.notify import Notifier
@@ -84,6 +85,8 @@ async def run_daemon(
             engine.tracker.close_unknown = LOST_REASON
         if not dry_run:
             lock = take_wallet_lock(settings, wallet)
+            # A pause written while this process built its engine (no lock held yet) counts.
+            engine.paused = set(paused_strategies(runtime.journal))
         try:
             daemon = Daemon(
                 settings,

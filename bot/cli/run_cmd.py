@@ -243,6 +243,7 @@ async def _once(settings: Settings, dry_run: bool) -> int:
         lock = None  # a live tick trades: one trader per wallet, as `bot run`
         if not dry_run and runtime.wallet is not None:
             lock = take_wallet_lock(settings, runtime.wallet)
+            engine.paused = set(paused_strategies(runtime.journal))  # read under the lock
         try:
             reports = await engine.tick_all()
             if lock is not None:  # the trader keeps the embedded world with its journal

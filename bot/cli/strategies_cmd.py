@@ -108,8 +108,18 @@ def _entry(settings: Settings, name: str) -> StrategyEntry:
 
 
 def _set_pause(ctx: typer.Context, name: str, *, paused: bool) -> None:
+    from bot.journal import JournalError
+
     settings = load_or_exit(ctx)
-    _entry(settings, name)
+    if paused or name not in _paused(settings):  # a removed strategy may still be resumed
+        _entry(settings, name)
+    try:
+        _change_pause(settings, name, paused=paused)
+    except JournalError as exc:
+        fail(f"journal {settings.journal.url}: {str(exc).splitlines()[0]}", EXIT_USAGE)
+
+
+def _change_pause(settings: Settings, name: str, *, paused: bool) -> None:
     wallet = configured_wallet(settings)
     lock = None if wallet is None else WalletLock(lock_dir(settings.daemon.lock_dir), wallet)
     try:

@@ -112,6 +112,7 @@ class Engine:
         self.progress = ProgressTracker(stuck_after, self.convention)
         """Which strategies tick without getting anywhere (the daemon's `degraded`)."""
         self.paused: set[str] = set(paused)
+        self._shown: dict[str, dict[str, str]] = {}
         """Strategies the user paused: their ticks and reactions ask them nothing."""
         self._prices: tuple[datetime, dict[str, PriceInfo]] | None = None
         self.last_poll_at: datetime | None = None
@@ -205,6 +206,9 @@ class Engine:
         state = self.state_store.load(name)
         referenced = param_strings(strategy.params.model_dump())
         intents = self.journal.intent_states(name)
+        # A dry run's shown actions count as its intents (never the journal's): a strategy
+        # asking again for what it did not get sees them as asked, as it would live.
+        intents |= self._shown.get(name, {})
         return Context(
             strategy=name,
             now=self.clock.now(),
@@ -271,6 +275,8 @@ class Engine:
                 outcome = ActionOutcome("failed", detail=str(exc))
             stats.actions += 1
             report.outcomes.append((action, outcome))
+            if outcome.state == "dry-run":
+                self._shown.setdefault(name, {})[action.key] = outcome.state
             self._log.info(
                 "action",
                 strategy=name,

@@ -51,7 +51,9 @@ def apply_pause(engine: Engine, name: str, paused: bool, *, at: datetime) -> str
     Raises:
         ValueError: no strategy of that name runs.
     """
-    if name not in engine.strategies:
+    if name not in engine.strategies and (paused or name not in engine.paused):
+        if not paused and store_pause(engine.journal, name, False, at=at):
+            return f"{name} resumed (it does not run in this daemon)"
         running = ", ".join(sorted(engine.strategies)) or "none"
         raise ValueError(f"no strategy {name!r} runs (running: {running})")
     changed = store_pause(engine.journal, name, paused, at=at)

@@ -5,12 +5,12 @@ cap, every attempt failing, or a key held by an intent whose outcome is unknown 
 blindly retried, so that strategy proposes the same key for nothing until the intent is
 settled). `ProgressTracker` follows each strategy's ticks and says which are stuck:
 
-* a tick that failed, or whose every action was refused, failed or left unknown, counts
-  one more tick without progress; `stuck_after` such ticks in a row make the strategy
-  *stuck* (the daemon then reads `degraded`);
-* a tick with an action carried out (or a dry run's, or one already done under its key)
-  ends the spell; a tick that proposes nothing leaves the count alone (a ladder resting on
-  its placed orders is not stuck, nor has it shown progress);
+* `stuck_after` ticks in a row that failed (raised, timed out) make the strategy *stuck*
+  (the daemon then reads `degraded`); a tick that runs ends that spell;
+* so do `stuck_after` proposing ticks in a row whose every fresh action was refused,
+  failed or left unknown; a tick with an action carried out now (or a dry run's) ends
+  that spell, while a tick that proposes nothing, or only keys already done, leaves the
+  count alone (a ladder resting on its placed orders is neither stuck nor progressing);
 * a key *blocked* by an intent still `sent`/`unknown` makes the strategy stuck at once.
 """
 
@@ -38,8 +38,12 @@ class StrategyProgress:
     """One strategy's spell without progress, as the last ticks left it."""
 
     ticks_without_progress: int = 0
+    """Ticks in a row whose proposed actions were all refused, failed or left unknown."""
     reason: str | None = None
-    """The last tick's reason for making no progress."""
+    """The last such tick's reason."""
+    failed_ticks: int = 0
+    """Ticks in a row that failed (raised, timed out); any tick that ran ends the spell."""
+    failure: str | None = None
     blocked: str | None = None
     """Why one of its keys is held (an intent whose outcome is unknown), or None."""
 
@@ -64,17 +68,25 @@ class ProgressTracker:
         """Count one tick of `report.strategy`."""
         progress = self.of(report.strategy)
         if not report.ok:
-            progress.ticks_without_progress += 1
-            progress.reason = f"failed: {report.error or 'unknown error'}"
+            progress.failed_ticks += 1
+            progress.failure = f"failed: {report.error or 'unknown error'}"
             return
+        progress.failed_ticks = 0  # the tick itself ran: a spell of failing ticks is over
         progress.blocked = _blocked(report, self.convention)
         proposed = len(report.outcomes) + len(report.refusals)
         if proposed == 0:
             return
-        if any(outcome.state in _DONE_STATES for _, outcome in report.outcomes):
+        # Only a fresh result is progress: a key already done, re-proposed (a plugin
+        # returning its whole desired set every tick), says nothing about the others.
+        if any(
+            outcome.state in _DONE_STATES and not outcome.duplicate
+            for _, outcome in report.outcomes
+        ):
             progress.ticks_without_progress = 0
             progress.reason = None
             return
+        if all(outcome.duplicate for _, outcome in report.outcomes) and not report.refusals:
+            return  # only keys already done (or held: `blocked` says so): nothing tried
         progress.ticks_without_progress += 1
         progress.reason = _why_not(report)
 
@@ -87,6 +99,9 @@ class ProgressTracker:
                 continue
             if progress.blocked is not None:
                 found[name] = progress.blocked
+            elif progress.failed_ticks >= self.stuck_after:
+                count = progress.failed_ticks
+                found[name] = f"its last {count} ticks failed ({progress.failure})"
             elif progress.ticks_without_progress >= self.stuck_after:
                 count = progress.ticks_without_progress
                 found[name] = f"no progress for {count} ticks in a row ({progress.reason})"

@@ -302,6 +302,14 @@ class Reconciler:
                 f"intent {intent_id} is {intent.state}, not unknown: nothing to settle"
             )
         now = self.clock.now()
+        if order_id is None:
+            signed = deposits_of(self.journal.transactions(intent_id=intent.id))
+            if signed.committed or signed.open:  # its money moved, or still may
+                what = "committed" if signed.committed else "may still commit"
+                raise ValueError(
+                    f"intent {intent_id} signed a transaction that {what}: it cannot be "
+                    "failed by hand (bot reconcile settles it from the chain)"
+                )
         if order_id is None and intent.kind in ("create_dca", "create_limit"):
             kind_of: OrderKind = "dca" if intent.kind == "create_dca" else "limit"
             linked = {

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
 from bot import __version__
 from bot.aptos.address import Address
@@ -51,6 +51,32 @@ def open_order_count(journal: Journal, wallet: str | None) -> int:
 def missing_order_count(journal: Journal, wallet: str | None) -> int:
     """The wallet's orders the provider no longer lists (`missing`: live, not ended)."""
     return len(journal.orders(status=[MISSING], wallet=wallet))
+
+
+UNSETTLED_AFTER: Final = timedelta(minutes=15)
+"""An intent `unknown` longer than this (the reconciler's grace) is reported as unsettled."""
+
+
+def unsettled_intents(journal: Journal, wallet: str | None, now: datetime) -> list[str]:
+    """One line per intent of the wallet still `unknown` after `UNSETTLED_AFTER`.
+
+    Such an intent holds its key (never blindly resent) and waits for evidence, or for a
+    person (`held: …`): the daemon is `degraded` meanwhile, whether or not its strategy
+    proposes the key again.
+    """
+    lines = []
+    for intent in journal.intents(states=["unknown"]):
+        if intent.wallet != wallet or now - intent.updated_at < UNSETTLED_AFTER:
+            continue
+        minutes = int((now - intent.updated_at).total_seconds() // 60)
+        history = journal.intent_history(intent.id)
+        detail = history[-1].detail if history else None
+        why = f" ({detail})" if detail else ""
+        lines.append(
+            f"intent {intent.id} ({intent.strategy}, {intent.kind}) unknown for {minutes} min"
+            f"{why}; see bot reconcile"
+        )
+    return lines
 
 
 async def apt_balance(node: NodeClient, tokens: TokenBook, wallet: str | None) -> Decimal | None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Final
@@ -98,13 +98,19 @@ class HealthMonitor:
         """The provider no longer knows one of our orders (now `missing` or `lost`)."""
         self._disappeared.append((self._monotonic(), f"{kind} {order_id[:12]} → {status}"))
 
-    def degraded(self, missing: int = 0, stuck: Mapping[str, str] | None = None) -> str | None:
+    def degraded(
+        self,
+        missing: int = 0,
+        stuck: Mapping[str, str] | None = None,
+        unsettled: Sequence[str] = (),
+    ) -> str | None:
         """None, or one line naming every reason the daemon trades less than it should.
 
         Orders disappeared within the window; `missing`: the wallet's orders the journal
         holds as `missing` now (live, but the provider no longer lists them), however long
         ago they disappeared; `stuck`: strategies that tick without getting anywhere, and
-        why (`bot.engine.progress`).
+        why (`bot.engine.progress`); `unsettled`: intents whose outcome is still unknown
+        long after they were sent, one line each.
         """
         reasons: list[str] = []
         since = self._monotonic() - DISAPPEARED_WINDOW_SECONDS
@@ -123,6 +129,7 @@ class HealthMonitor:
             )
         for name, why in (stuck or {}).items():
             reasons.append(f"strategy {name} stuck: {why}")
+        reasons.extend(unsettled)
         return "degraded: " + "; ".join(reasons) if reasons else None
 
 

@@ -163,3 +163,16 @@ def test_a_stuck_strategy_degrades_the_daemon_and_a_pause_silences_it(folder: Pa
     assert unknown.stderr.strip() == (
         "bot: error: no configured strategy named 'nope' (configured: capped, weekly)"
     )
+
+
+def test_a_strategy_removed_while_paused_can_still_be_resumed(folder: Path) -> None:
+    assert bot(folder, "strategies", "pause", "weekly").stdout.startswith("weekly paused")
+    config = folder / "config.toml"
+    text = config.read_text()
+    config.write_text(text[: text.index('[[strategies]]\nname = "weekly"')])
+    assert "(paused" not in bot(folder, "strategies", "list").stdout
+    resumed = bot(folder, "strategies", "resume", "weekly")
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.startswith("weekly resumed")
+    again = bot(folder, "strategies", "resume", "weekly")
+    assert again.returncode == 2 and "no configured strategy named 'weekly'" in again.stderr

@@ -35,13 +35,36 @@ def test_refused_on_every_tick_is_stuck_after_the_configured_count() -> None:
     }
 
 
-def test_failures_and_failed_ticks_count_and_say_why() -> None:
+def test_failed_actions_count_and_failed_ticks_count_apart() -> None:
     tracker = ProgressTracker(stuck_after=2)
     tracker.record(outcome("failed", detail="insufficient balance"))
-    tracker.record(TickReport("dca", ok=False, error="TimeoutError: timed out"))
+    tracker.record(outcome("failed", detail="insufficient balance"))
     assert tracker.stuck() == {
-        "dca": "no progress for 2 ticks in a row (failed: TimeoutError: timed out)"
+        "dca": "no progress for 2 ticks in a row (failed: insufficient balance)"
     }
+    other = ProgressTracker(stuck_after=2)
+    other.record(TickReport("dca", ok=False, error="TimeoutError: timed out"))
+    other.record(TickReport("dca", ok=False, error="TimeoutError: timed out"))
+    assert other.stuck() == {"dca": "its last 2 ticks failed (failed: TimeoutError: timed out)"}
+
+
+def test_sparse_failed_ticks_between_quiet_ones_are_not_a_spell() -> None:
+    tracker = ProgressTracker(stuck_after=3)
+    for tick in range(21):  # a resting strategy whose tick fails now and then
+        if tick % 10 == 0:
+            tracker.record(TickReport("dca", ok=False, error="timed out"))
+        else:
+            tracker.record(TickReport("dca", ok=True))
+    assert tracker.stuck() == {}
+
+
+def test_a_key_already_done_does_not_hide_a_failing_one() -> None:
+    tracker = ProgressTracker(stuck_after=3)
+    resting = ActionOutcome("confirmed", duplicate=True)
+    failing = ActionOutcome("failed", detail="no route")
+    for _ in range(3):
+        tracker.record(TickReport("dca", ok=True, outcomes=[(SWAP, resting), (SWAP, failing)]))
+    assert tracker.stuck() == {"dca": "no progress for 3 ticks in a row (failed: no route)"}
 
 
 def test_an_action_carried_out_ends_the_spell_and_an_idle_tick_changes_nothing() -> None:
@@ -66,10 +89,11 @@ def test_a_key_held_by_an_unknown_intent_is_stuck_at_once_until_it_is_settled() 
     assert tracker.stuck() == {}
 
 
-def test_a_dry_run_and_an_already_done_key_are_progress() -> None:
+def test_a_dry_run_is_progress_and_an_already_done_key_is_quiet() -> None:
     tracker = ProgressTracker(stuck_after=1)
     tracker.record(outcome("dry-run"))
-    tracker.record(outcome("confirmed", duplicate=True))
+    for _ in range(3):
+        tracker.record(outcome("confirmed", duplicate=True))
     assert tracker.stuck() == {}
 
 

@@ -169,3 +169,18 @@ async def test_a_deposit_that_may_still_commit_keeps_the_create_unknown_past_the
     rig.clock.advance(timedelta(hours=1))
     [resolution] = await settle.run()
     assert resolution.state == "unknown" and "may still commit" in resolution.detail
+
+
+@pytest.mark.parametrize(
+    ("state", "said"), [("committed", "committed"), ("submitted", "may still")]
+)
+async def test_an_intent_whose_money_moved_is_never_failed_by_hand(
+    rig: PaperRig, state: str, said: str
+) -> None:
+    intent_id = _sent_create(rig.journal, rig, "moved")
+    rig.journal.set_intent_state(intent_id, "unknown", at=rig.clock.now())
+    _deposit(rig.journal, rig, intent_id, state, 3)
+    with pytest.raises(ValueError, match=f"signed a transaction that {said}"):
+        await reconciler(rig).settle_by_hand(intent_id, order_id=None, reason="I think not")
+    intent = rig.journal.intent(intent_id)
+    assert intent is not None and intent.state == "unknown"

@@ -5,9 +5,11 @@ Issue 22, item 3: a paper daemon whose orders kept disappearing said `health ok`
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
-from bot.ops.heartbeat import DaemonFacts, build_status, status_line
+from bot.journal import Journal
+from bot.ops.heartbeat import DaemonFacts, build_status, status_line, unsettled_intents
 from bot.ops.status_file import status_path
 from bot.ops.status_view import StatusView
 from bot.ops.watchdog import DISAPPEARED_WINDOW_SECONDS, HealthMonitor
@@ -94,3 +96,23 @@ def test_stuck_strategies_are_named_beside_disappeared_orders() -> None:
     line = monitor.degraded(stuck=stuck)
     assert line is not None and line.startswith("degraded: 1 order disappeared")
     assert line.endswith("; strategy dca stuck: no progress for 3 ticks in a row (refused: budget)")
+
+
+def test_an_intent_unknown_past_the_grace_degrades_with_its_reason(tmp_path: Path) -> None:
+    wallet = "0x" + "ab" * 32
+    start = datetime(2026, 3, 1, tzinfo=UTC)
+    with Journal.open(f"sqlite:///{tmp_path / 'j.db'}") as journal:
+        intent = journal.record_intent("dca", wallet, "create_dca", "dca:dca:0", {}, at=start)
+        journal.set_intent_state(intent.id, "sent", at=start)
+        held = "held: order 0x12 of this wallet looks like it: settle it by hand"
+        journal.set_intent_state(intent.id, "unknown", at=start, detail=held)
+        other = journal.record_intent("x", "0x" + "cd" * 32, "swap", "k", {}, at=start)
+        journal.set_intent_state(other.id, "sent", at=start)
+        journal.set_intent_state(other.id, "unknown", at=start)  # another wallet's
+        assert unsettled_intents(journal, wallet, start + timedelta(minutes=14)) == []
+        [line] = unsettled_intents(journal, wallet, start + timedelta(minutes=20))
+    assert line == (
+        f"intent {intent.id} (dca, create_dca) unknown for 20 min ({held}); see bot reconcile"
+    )
+    verdict = HealthMonitor(60, monotonic=lambda: 0.0).degraded(unsettled=[line])
+    assert verdict == f"degraded: {line}"

@@ -108,17 +108,25 @@ def context(
 
 @dataclass
 class Ticker:
-    """Runs a strategy tick after tick, carrying its saved state like the engine does."""
+    """Runs a strategy tick after tick, carrying its saved state like the engine does.
+
+    Each returned action is then an intent of its key, `confirmed` (as when the engine
+    carried it out), unless the tick is given its own `intents`.
+    """
 
     strategy: Strategy
     state: dict[str, Any] = field(default_factory=dict)
     last: Context | None = None
+    intents: dict[str, str] = field(default_factory=dict)
 
     async def tick(self, **kwargs: Any) -> list[Action]:
+        kwargs.setdefault("intents", dict(self.intents))
         ctx = context(self.strategy.instance, state=self.state, **kwargs)
         actions = await self.strategy.on_tick(ctx)
         self.state.update(ctx.saved)
         self.last = ctx
+        for action in actions:
+            self.intents.setdefault(action.key, "confirmed")
         return actions
 
     def log(self) -> Log:

@@ -104,3 +104,13 @@ async def test_waits_without_prices() -> None:
 def test_rungs_must_stay_above_zero() -> None:
     with pytest.raises(ValidationError, match="below 100"):
         LimitLadder.Params.model_validate({**PARAMS, "rungs": 10, "spacing_percent": "10"})
+
+
+async def test_rungs_that_never_took_are_asked_for_again_inside_the_band() -> None:
+    t = ticker()
+    placed = await t.tick(prices=market(apt="10"))
+    # The first rung was placed, the second failed (its key freed), the third refused.
+    intents = {placed[0].key: "confirmed", f"{placed[1].key}~failed-2": "failed"}
+    again = await t.tick(prices=market(apt="10.2"), orders=[rung("r1")], intents=intents)
+    assert [a.key for a in again] == [placed[1].key, placed[2].key]
+    assert again == placed[1:]  # the same rungs: same keys, rates and amounts

@@ -148,7 +148,7 @@ async def test_the_ladders_own_cancel_is_not_the_users() -> None:
     t = Ticker(build(LimitLadder, "ladder", **LADDER, replace_cancelled=True))
     await t.tick(prices=market(apt="10"))
     rungs = [rung("r3"), rung("r2", status="cancelled"), rung("r1")]
-    own = {"ladder:cancel:r2": "confirmed"}
+    own = {**t.intents, "ladder:cancel:r2": "confirmed"}
     assert await t.tick(now=LATER, prices=market(apt="10"), orders=rungs, intents=own) == []
     assert noted(t, "limit_ladder.user_cancelled") == []
 
