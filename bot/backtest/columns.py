@@ -11,6 +11,7 @@ A Parquet file is read a column at a time into arrays of its row count (the pric
 column of a large file on two threads, half of its row groups each); a CSV file in
 blocks, joined at the end. Rows are then grouped by token without sorting the whole
 file when it is already in time order, and a file of one token keeps no token column.
+The optional `source` column is only gathered: its distinct values (for the credit line).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from bot.paper.core.price_sources import read_source
 from bot.paper.core.series import REQUIRED_COLUMNS
 
 __all__ = ["Untidy", "read_columns"]
@@ -50,6 +52,10 @@ _PARQUET_BUFFER: Final = 1 << 16
 _CSV_BLOCK: Final = 1 << 22
 _THREADED_ROWS: Final = 1 << 20
 """A Parquet file with more rows converts its prices (the slow column) on two threads."""
+_SOURCE: Final = "source"
+
+Sources = set[str | None]
+"""The distinct `source` values of a file's rows (None: a row without one)."""
 
 
 def _is_parquet(path: Path) -> bool:
@@ -78,7 +84,7 @@ def _parquet_column(path: Path, name: str) -> Iterator[Any]:
 
     parquet = pq.ParquetFile(
         path,
-        read_dictionary=["token"] if name == "token" else None,
+        read_dictionary=[name] if name in ("token", _SOURCE) else None,
         pre_buffer=False,
         buffer_size=_PARQUET_BUFFER,
     )
@@ -87,14 +93,16 @@ def _parquet_column(path: Path, name: str) -> Iterator[Any]:
 
 
 def _csv_batches(path: Path) -> Iterator[Any]:
-    """A CSV file's record batches (required columns only): a bounded amount in memory."""
+    """A CSV file's record batches (required columns, and `source` when the file has it)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    _check_columns(path, _header(path))
+    header = _header(path)
+    _check_columns(path, header)
+    wanted = [*REQUIRED_COLUMNS, *([_SOURCE] if _SOURCE in header else [])]
     options = pacsv.ConvertOptions(
-        include_columns=list(REQUIRED_COLUMNS),
-        column_types={name: pa.string() for name in REQUIRED_COLUMNS},
+        include_columns=wanted,
+        column_types={name: pa.string() for name in wanted},
         strings_can_be_null=True,
     )
     try:
@@ -106,6 +114,29 @@ def _csv_batches(path: Path) -> Iterator[Any]:
         yield from reader
     except pa.ArrowInvalid as exc:
         raise Untidy(str(exc)) from None
+
+
+def _source_values(column: Any) -> Sources:
+    """The distinct sources of a batch's `source` column (trimmed; empty is None)."""
+    import pyarrow.compute as pc
+
+    if hasattr(column, "dictionary"):  # (a dictionary-read Parquet column)
+        values = column.dictionary.to_pylist() if column.null_count < len(column) else []
+        found = {read_source(v) for v in values}
+        return found | ({None} if column.null_count else set())
+    return {read_source(v) for v in pc.unique(column).to_pylist()}
+
+
+def _parquet_sources(path: Path) -> Sources:
+    """The distinct sources of a Parquet file's rows: `{None}` without the column."""
+    import pyarrow.parquet as pq
+
+    if _SOURCE not in pq.ParquetFile(path).schema_arrow.names:
+        return {None}
+    found: Sources = set()
+    for column in _parquet_column(path, _SOURCE):
+        found |= _source_values(column)
+    return found
 
 
 def _check_columns(path: Path, names: Iterable[str]) -> None:
@@ -441,9 +472,11 @@ def _threaded_prices(
     return coefs, places
 
 
-def _csv_arrays(path: Path, keys: _Keys) -> _Arrays:
+def _csv_arrays(path: Path, keys: _Keys, sources: Sources) -> _Arrays:
     parts: list[tuple[npt.NDArray[Any], ...]] = []
     for batch in _csv_batches(path):
+        names = batch.schema.names
+        sources.update(_source_values(batch.column(_SOURCE)) if _SOURCE in names else {None})
         batch_coefs, batch_places = _prices(batch.column("usdPrice"))
         batch_times = _times(batch.column("timestamp"))
         parts.append((batch_times, batch_coefs, batch_places, _tokens(batch.column("token"), keys)))
@@ -458,25 +491,31 @@ def _csv_arrays(path: Path, keys: _Keys) -> _Arrays:
     return times, coefs, places, tokens
 
 
-def read_columns(path: Path, key_of: KeyOf) -> tuple[dict[str, Arrays], int, int]:
+def read_columns(
+    path: Path, key_of: KeyOf
+) -> tuple[dict[str, Arrays], int, int, frozenset[str | None]]:
     """Each token's points in time order (by key; spellings merged by `key_of`).
 
-    A repeated (token, time) keeps the file's last row. Also returns the rows read
-    and the duplicates dropped.
+    A repeated (token, time) keeps the file's last row. Also returns the rows read,
+    the duplicates dropped and the distinct `source` values of the rows (None: a row
+    without one; `{None}` for a file without the column).
 
     Raises:
         Untidy: a cell this reader cannot take (the row reader must).
         ValueError: a required column is missing, or a float price column (Parquet).
     """
     keys = _Keys(key_of)
+    sources: Sources = set()
     with _lean_arrow():
         if _is_parquet(path):
             times, coefs, places, tokens = _parquet_arrays(path, keys)
+            if times.size:
+                sources = _parquet_sources(path)
         else:
-            times, coefs, places, tokens = _csv_arrays(path, keys)
+            times, coefs, places, tokens = _csv_arrays(path, keys, sources)
     rows = times.size
     if not rows:
-        return {}, 0, 0
+        return {}, 0, 0, frozenset()
     found: dict[str, Arrays] = {}
     kept = 0
     for key, rows_of in zip(keys.keys, _groups(tokens, rows, len(keys.keys)), strict=True):
@@ -493,7 +532,7 @@ def read_columns(path: Path, key_of: KeyOf) -> tuple[dict[str, Arrays], int, int
         kept += token_times.size
         scaled, exponent = _one_scale(token_coefs, token_places)
         found[key] = (token_times, scaled, exponent)
-    return found, rows, rows - kept
+    return found, rows, rows - kept, frozenset(sources)
 
 
 def _groups(

@@ -1,8 +1,9 @@
 """Price series → exact NumPy arrays, one `TokenSeries` per token, read without row loops.
 
 The input is the one price-series format of `bot.paper.core.series` (CSV or Parquet:
-`timestamp`, `token`, `usdPrice`; `symbol`, `nativePrice` optional and not needed here)
-or the journal's `price_ticks`. A file is read column-wise by `bot.backtest.columns`
+`timestamp`, `token`, `usdPrice`; `symbol`, `nativePrice`, `source` optional; only the
+last two are looked at, for the credit line: `price_origin`) or the journal's
+`price_ticks`. A file is read column-wise by `bot.backtest.columns`
 (pyarrow batches, exact integer conversions, no float); each token's prices become int64
 coefficients with one decimal exponent for the series (Python integers in the rare
 series whose range does not fit).
@@ -18,7 +19,8 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
@@ -33,7 +35,15 @@ from bot.backtest.columns import Untidy, read_columns
 from bot.backtest.paths import ArrayPath
 from bot.paper.core.series import load_series
 
-__all__ = ["Feed", "Gap", "TokenSeries", "feed_from_points", "load_feed", "load_journal_feed"]
+__all__ = [
+    "Feed",
+    "Gap",
+    "TokenSeries",
+    "feed_from_points",
+    "load_feed",
+    "load_journal_feed",
+    "price_origin",
+]
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO: Final = timedelta(microseconds=1)
@@ -42,6 +52,37 @@ _INT64_MAX: Final = (1 << 63) - 1
 _MEAN: Final = Context(prec=28)
 
 KeyOf = Callable[[str], str]
+
+_ORIGINS: Final = {
+    "paper": "simulated (recorded from a paper world)",
+    "synthetic": "synthetic (bot series synth)",
+    "import": "imported (bot series import)",
+}
+"""What the report says of prices of each source but the provider ("prices are …")."""
+_UNSAID: Final = "of unknown origin (no source column, no native prices)"
+_UNKNOWN: Final = "of unknown origin (an unrecognised source value)"
+
+
+def price_origin(sources: Set[str | None], recorded: bool) -> str | None:
+    """None when the provider may be credited; else where the prices came from, one phrase.
+
+    The provider is credited only when every price says `provider`. A price without a
+    source (a file or journal written before the column existed) follows the rule of
+    before: credited when `recorded` (the journal's ticks; a file with native prices,
+    which only the provider's recordings had). Any other source — `paper` (a paper
+    world's simulated prices), `synthetic`, `import`, an unknown value — is never
+    credited.
+
+    Args:
+        sources: the distinct sources of the prices used (None: a price without one).
+        recorded: the rule of before for prices without a source.
+    """
+    phrases = []
+    for source in sorted(sources or {None}, key=lambda s: (s is None, s or "")):
+        if source == "provider" or (source is None and recorded):
+            continue
+        phrases.append(_UNSAID if source is None else _ORIGINS.get(source, _UNKNOWN))
+    return " and ".join(dict.fromkeys(phrases)) or None
 
 
 def to_us(moment: datetime) -> int:
@@ -155,7 +196,13 @@ class Feed:
     duplicates: int = 0
     notes: list[str] = field(default_factory=list)
     recorded: bool = False
-    """True when the source was recorded from the provider (native prices present)."""
+    """The rule for prices without a source: the journal's, or a file with native prices."""
+    sources: frozenset[str | None] = frozenset()
+    """The distinct `source` values of the prices (None: a price without one)."""
+
+    def origin(self) -> str | None:
+        """None when the provider may be credited, else where the prices came from."""
+        return price_origin(self.sources, self.recorded)
 
     def first_time(self) -> datetime | None:
         """The earliest point of any token."""
@@ -227,6 +274,7 @@ def _from_row_reader(path: Path, key_of: KeyOf) -> Feed:
         skipped=report.skipped,
         duplicates=report.duplicates,
         notes=[note],
+        sources=report.sources,
     )
 
 
@@ -234,7 +282,11 @@ def _from_row_reader(path: Path, key_of: KeyOf) -> Feed:
 
 
 def _recorded(path: Path, peek: int = 200) -> bool:
-    """Whether the file holds native prices (only the provider's recordings have them)."""
+    """Whether the file holds native prices (the rule for rows without a source).
+
+    Before the `source` column, only recordings had native prices; but a paper world's
+    recording has them too, hence the column.
+    """
     if path.suffix.lower() in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
@@ -259,11 +311,11 @@ def _recorded(path: Path, peek: int = 200) -> bool:
 
 
 def _from_columns(path: Path, key_of: KeyOf) -> Feed:
-    found, rows, duplicates = read_columns(path, key_of)
+    found, rows, duplicates, sources = read_columns(path, key_of)
     series = {
         key: _series(key, times, coefs, exponent) for key, (times, coefs, exponent) in found.items()
     }
-    return Feed(series, str(path), rows=rows, duplicates=duplicates)
+    return Feed(series, str(path), rows=rows, duplicates=duplicates, sources=sources)
 
 
 def load_feed(path: Path, key_of: KeyOf = token_key) -> Feed:
@@ -280,7 +332,7 @@ def load_feed(path: Path, key_of: KeyOf = token_key) -> Feed:
         feed = _from_columns(path, key_of)
     except Untidy:
         feed = _from_row_reader(path, key_of)
-    return dataclasses.replace(feed, recorded=_recorded(path))
+    return dataclasses.replace(feed, recorded=None in feed.sources and _recorded(path))
 
 
 def load_journal_feed(
@@ -288,25 +340,43 @@ def load_journal_feed(
     tokens: Mapping[str, Sequence[str]],
     *,
     until: datetime | None = None,
+    start: datetime | None = None,
 ) -> Feed:
     """The journal's recorded `price_ticks` (before `until`), as one series per token.
 
     `tokens` maps each wanted token key to all its identities (coin type, FA address):
     ticks recorded under any of them are merged; at one time the last identity wins.
+    The feed's `sources` are those of the ticks a run from `start` uses: each token's
+    tick in force at `start` and every later one (all of them without `start`).
     """
     from bot.journal import Journal
 
     points: dict[str, tuple[list[datetime], list[Decimal]]] = {}
+    sources: set[str | None] = set()
     rows = duplicates = 0
     with Journal.open(url) as journal:
         for key, identities in tokens.items():
-            merged: dict[datetime, Decimal] = {}
+            merged: dict[datetime, tuple[Decimal, str | None]] = {}
             for identity in dict.fromkeys(identities):
                 for tick in journal.price_ticks(identity, None, until):
                     rows += 1
                     duplicates += tick.timestamp in merged
-                    merged[tick.timestamp] = tick.usd_price
+                    merged[tick.timestamp] = (tick.usd_price, tick.source)
             if merged:
                 moments = sorted(merged)
-                points[key] = (moments, [merged[m] for m in moments])
-    return feed_from_points(points, "journal", rows=rows, duplicates=duplicates, recorded=True)
+                points[key] = (moments, [merged[m][0] for m in moments])
+                used = moments if start is None else moments[_in_force(moments, start) :]
+                sources.update(merged[m][1] for m in used)
+    return feed_from_points(
+        points,
+        "journal",
+        rows=rows,
+        duplicates=duplicates,
+        recorded=True,
+        sources=frozenset(sources),
+    )
+
+
+def _in_force(moments: Sequence[datetime], start: datetime) -> int:
+    """Index of the last of the sorted `moments` at or before `start` (0 if none is)."""
+    return max(0, bisect_right(moments, start) - 1)

@@ -5,7 +5,9 @@ about the prices, the summary table, the two pictures (embedded as base64 PNG da
 URIs), the trade table (time, strategy, side, amounts with their token symbols, the
 price with its unit, e.g. `USDC per APT`, the fee), strategy errors, links to the full
 data (`report.json`: every order and fill, exact; `trades.csv`) and the provider's credit
-line when the prices were recorded from it. Every text from the run is HTML-escaped.
+line when the prices were recorded from it — else one line saying where they came from
+(`Prices are simulated (recorded from a paper world)`). Every text from the run is
+HTML-escaped.
 
 A long run's trade table shows its first and last `TABLE_ROWS // 2` trades and says how
 many are left out (all of them are in `trades.csv`).
@@ -135,6 +137,8 @@ def report_page(
     ]
     if result.credit:
         body.append(f'<footer class="credit">{esc(result.credit)}</footer>')
+    elif result.price_origin:
+        body.append(f'<footer class="credit">Prices are {esc(result.price_origin)}</footer>')
     return page(title, body)
 
 

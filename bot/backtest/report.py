@@ -107,6 +107,7 @@ def build_report(
         "end": _iso(result.end),
         "price_source": result.price_source,
         "credit": result.credit,
+        "price_origin": result.price_origin,
         "tokens": {
             key: {"symbol": info.symbol, "decimals": info.decimals}
             for key, info in result.tokens.items()
@@ -221,6 +222,8 @@ def summary_rows(result: BacktestResult, metrics: Metrics) -> list[tuple[str, st
     )
     if result.credit:
         rows.append(("prices by", result.credit))
+    elif result.price_origin:  # never the provider's credit under prices not its own
+        rows.append(("prices are", result.price_origin))
     return rows
 
 

@@ -103,4 +103,5 @@ class BacktestResult:
     warnings: list[str] = field(default_factory=list)  # about the prices, one line each
     price_source: str = ""  # the file or "journal"
     credit: str | None = None  # the provider's credit line, when its prices were recorded
+    price_origin: str | None = None  # else where they came from: "simulated (…)", "synthetic …"
     wall_seconds: float = 0.0

@@ -54,7 +54,10 @@ from bot.paper.core.swaps import FeeSettings
 __all__ = ["PROVIDER_CREDIT", "BacktestError", "run_backtest", "run_backtest_async"]
 
 PROVIDER_CREDIT: Final = PRICE_CREDIT
-"""The credit line shown with results computed from prices recorded from the provider."""
+"""The credit line shown with results computed from prices recorded from the provider.
+
+Only when every price used says so (`Feed.origin`, docs/backtesting.md); otherwise the
+result says where its prices came from instead (`BacktestResult.price_origin`)."""
 _MICRO: Final = timedelta(microseconds=1)
 _GAP: Final = timedelta(hours=1)
 """A stretch without ticks longer than this is noted in the log (the price held)."""
@@ -125,7 +128,9 @@ def _load(spec: BacktestSpec, tokens: PaperTokens, named: Mapping[str, Token]) -
         if spec.journal_url is None:
             raise ValueError("--prices journal needs a journal URL")
         wanted = {key: token.keys for key, token in named.items()}
-        return load_journal_feed(spec.journal_url, wanted, until=spec.end + _MICRO)
+        return load_journal_feed(
+            spec.journal_url, wanted, until=spec.end + _MICRO, start=spec.start
+        )
     try:
         return load_feed(Path(spec.prices), key_of=tokens.key_of)
     except ValueError as exc:
@@ -269,7 +274,8 @@ class _Run:
             log=get_logger("strategy", strategy=strategy.instance, backtest=True),
         )
         run.watcher = OrderWatcher(market, run.broker)
-        run.credit = PROVIDER_CREDIT if spec.prices == JOURNAL or feed.recorded else None
+        run.origin = feed.origin()
+        run.credit = PROVIDER_CREDIT if run.origin is None else None
         return run
 
     # set in `start`
@@ -284,6 +290,7 @@ class _Run:
     builder: ContextBuilder
     watcher: OrderWatcher
     credit: str | None
+    origin: str | None
     warnings: list[str]
 
     async def drive(self) -> None:
@@ -366,7 +373,7 @@ class _Run:
         # The strategy's views of its orders are not needed any more: freed first, so
         # they and the result's own records are never held at once.
         self.builder.release()
-        return build_result(
+        result = build_result(
             spec=self.spec,
             market=self.market,
             broker=self.broker,
@@ -378,3 +385,5 @@ class _Run:
             wall_seconds=wall_seconds,
             warnings=self.warnings,
         )
+        result.price_origin = self.origin
+        return result

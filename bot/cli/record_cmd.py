@@ -111,7 +111,7 @@ def daemon_record_jobs(settings: Settings, runtime: Runtime, start: datetime) ->
         runtime: the open `Runtime`.
         start: the first fire time.
     """
-    from bot.history.recorder import PriceRecorder, SeriesFile
+    from bot.history.recorder import PriceRecorder, SeriesFile, recording_source
     from bot.history.selection import choose_tokens
 
     config = settings.record
@@ -136,12 +136,14 @@ def daemon_record_jobs(settings: Settings, runtime: Runtime, start: datetime) ->
         runtime.clock,
         choice.tokens,
         every_seconds=config.every_seconds,
+        origin=recording_source(settings),
         journal=journal,
         out=out,
     )
     log.info(
         "record.started",
         tokens=[t.symbol for t in choice.tokens],
+        source=recorder.origin,
         every_seconds=config.every_seconds,
         journal=journal is not None,
         out=str(config.out) if out is not None else None,
@@ -252,7 +254,7 @@ async def _record(
     source: str,
 ) -> None:
     from bot.clock import AcceleratedClock, SteppedClock
-    from bot.history.recorder import PriceRecorder
+    from bot.history.recorder import PriceRecorder, recording_source
 
     runtime = await _open_runtime(settings)
     async with runtime:
@@ -263,6 +265,7 @@ async def _record(
             runtime.clock,
             chosen,
             every_seconds=config.every_seconds,
+            origin=recording_source(settings),
             journal=journal,
             out=series_file,
         )
@@ -283,9 +286,10 @@ async def _record(
         targets = (["journal"] if journal is not None else []) + (
             [str(series_file.path)] if series_file is not None else []
         )
+        simulated = ", simulated prices" if recorder.origin == "paper" else ""
         typer.echo(
             f"recording {', '.join(t.symbol for t in chosen)} every {config.every_seconds}s "
-            f"to {' and '.join(targets)}"
+            f"to {' and '.join(targets)} (source: {recorder.origin}{simulated})"
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

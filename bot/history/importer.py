@@ -12,6 +12,11 @@ case and surrounding spaces:
   close, value, or the only other column. Prices are read as exact decimal text (never a
   float) and must be > 0.
 
+Every imported row says `source = import`, unless the file has a `source` column of its
+own (a series file of one token, re-imported): then each row keeps its own (`provider`,
+`paper`, `synthetic`, `import`; empty means `import`), and a row with another value is
+skipped as bad.
+
 A bad row (unreadable time, missing or non-positive price) is skipped and counted; a
 repeated timestamp keeps the first row (counted as a duplicate). Header problems (no
 time column, no price column) raise `SeriesImportError` naming the column.
@@ -29,6 +34,7 @@ from typing import Final, Literal
 
 from bot.clock import parse_utc
 from bot.money import MoneyError, parse_decimal
+from bot.paper.core.price_sources import PRICE_SOURCES, read_source
 from bot.paper.core.series import SeriesBlock
 
 __all__ = [
@@ -47,6 +53,7 @@ _TIME_NAMES: Final = ("timestamp", "time", "date", "datetime", "ts", "open_time"
 _PRICE_NAMES: Final = ("usdprice", "price", "close", "value")
 _OHLC: Final = ("open", "high", "low", "close")
 _MICRO: Final = timedelta(microseconds=1)
+_IMPORT: Final = "import"
 
 
 class SeriesImportError(ValueError):
@@ -121,10 +128,24 @@ def _first_of(header: list[str], names: tuple[str, ...], skip: int | None = None
     return None
 
 
+def _row_source(cells: list[str], index: int | None) -> str:
+    """A row's source: its own `source` cell (empty: `import`), else `import`.
+
+    Raises:
+        ValueError: a source that is not one of the series format's.
+    """
+    if index is None:
+        return _IMPORT
+    value = read_source(cells[index] if index < len(cells) else None) or _IMPORT
+    if value not in PRICE_SOURCES:
+        raise ValueError(f"source {value[:40]!r}: not one of {', '.join(PRICE_SOURCES)}")
+    return value
+
+
 def _choose_columns(
     header: list[str], fmt: ImportFormat, column: str | None, timestamp_column: str | None
 ) -> tuple[int, int]:
-    """(time column, price column) indexes for this header."""
+    """(time column, price column) indexes for this header (its `source` column aside)."""
     have = ", ".join(h.strip() for h in header)
     if timestamp_column is not None:
         time_index = _column(header, timestamp_column, "--timestamp-column")
@@ -143,7 +164,8 @@ def _choose_columns(
         price_index = _column(header, "close", "--column")
     else:
         found = _first_of(header, _PRICE_NAMES, skip=time_index)
-        others = [i for i in range(len(header)) if i != time_index]
+        source = _first_of(header, ("source",))
+        others = [i for i in range(len(header)) if i not in (time_index, source)]
         if found is None and len(others) != 1:
             raise SeriesImportError(f"no price column (have: {have}); name it with --column")
         price_index = found if found is not None else others[0]
@@ -177,7 +199,10 @@ def import_price_csv(
             if not header:
                 raise SeriesImportError(f"{path}: empty file (a header line is required)")
             time_index, price_index = _choose_columns(header, fmt, column, timestamp_column)
-            points: list[tuple[int, Decimal]] = []
+            source_index = _first_of(header, ("source",))
+            if source_index in (time_index, price_index):
+                source_index = None
+            points: list[tuple[int, Decimal, str]] = []
             rows = skipped = 0
             problem: str | None = None
             for cells in reader:
@@ -189,12 +214,13 @@ def import_price_csv(
                     price = parse_decimal(cells[price_index], field="price")
                     if not price > 0 or not price.is_finite():
                         raise ValueError(f"price must be > 0, got {cells[price_index]!r}")
+                    source = _row_source(cells, source_index)
                 except (ValueError, IndexError, MoneyError, InvalidOperation) as exc:
                     skipped += 1
                     if problem is None:
                         problem = f"line {reader.line_num}: {exc}"
                     continue
-                points.append(((moment - _EPOCH) // _MICRO, price))
+                points.append(((moment - _EPOCH) // _MICRO, price, source))
         except csv.Error as exc:
             raise SeriesImportError(f"{path}: line {reader.line_num}: {exc}") from None
         except UnicodeDecodeError:
@@ -202,12 +228,17 @@ def import_price_csv(
     points.sort(key=lambda point: point[0])  # stable: of equal times, the first row stays
     times: list[int] = []
     prices: list[Decimal] = []
-    for micros, price in points:
+    sources: list[str] = []
+    for micros, price, source in points:
         if times and times[-1] == micros:
             continue
         times.append(micros)
         prices.append(price)
-    block = SeriesBlock(token, times, prices, symbol)
+        sources.append(source)
+    if len(set(sources)) > 1:
+        block = SeriesBlock(token, times, prices, symbol, row_sources=sources)
+    else:
+        block = SeriesBlock(token, times, prices, symbol, source=sources[0] if sources else _IMPORT)
     report = ImportReport(
         rows=rows,
         imported=len(times),

@@ -9,6 +9,10 @@ logged and the next poll goes on. A tick whose (token, timestamp) is already sto
 skipped and logged (the journal's unique key; in a file, a tick not after the token's
 last one); a poll that comes later than 1.5 × the interval after the last good one is
 logged as a gap (nothing is filled in).
+
+Every tick says where it came from (`source`, docs/price-series.md): `provider` when
+recorded in live mode from the real provider, `paper` when recorded from a paper world
+(`recording_source`); a backtest credits the provider only under `provider` ticks.
 """
 
 from __future__ import annotations
@@ -23,14 +27,29 @@ from typing import Any, Protocol
 from bot.api.models import PriceList, PriceRecord
 from bot.aptos.tokens import Token, TokenLookupError, token_key
 from bot.clock import Clock
+from bot.config import Settings
 from bot.journal import Journal, PriceTickRow
 from bot.logging import get_logger
+from bot.paper.core.price_sources import check_source
 from bot.paper.core.series import SeriesRow, append_series, latest_times
 
-__all__ = ["PollReport", "PriceRecorder", "PriceSource", "SeriesFile"]
+__all__ = ["PollReport", "PriceRecorder", "PriceSource", "SeriesFile", "recording_source"]
 
 _GAP_FACTOR = 1.5
 _SUFFIXES = (".csv", ".parquet", ".pq")
+
+
+def recording_source(settings: Settings) -> str:
+    """The `source` of what a recorder with these settings records.
+
+    `provider` in live mode, unless `[api].base_url` is the paper world's `[paper].url`;
+    `paper` otherwise: in paper mode the client's `/prices` is a paper world's own
+    (simulated) answer, served or embedded.
+    """
+    if settings.mode != "live":
+        return "paper"
+    paper_url = (settings.paper.url or "").rstrip("/")
+    return "paper" if paper_url and settings.api.base_url.rstrip("/") == paper_url else "provider"
 
 
 class PriceSource(Protocol):
@@ -142,18 +161,24 @@ class PriceRecorder:
         tokens: Sequence[Token],
         *,
         every_seconds: int,
+        origin: str,
         journal: Journal | None = None,
         out: SeriesFile | None = None,
     ) -> None:
         """Record `tokens` from `source` into `journal` and/or `out`.
 
+        `origin` is what each tick says of where it came from (`recording_source`):
+        `provider` or `paper`.
+
         Raises:
-            ValueError: no token, or neither a journal nor a file to record to.
+            ValueError: no token, neither a journal nor a file to record to, or an
+                origin that is not a series source.
         """
         if not tokens:
             raise ValueError("no tokens to record")
         if journal is None and out is None:
             raise ValueError("nothing to record to: neither the journal nor a file")
+        self.origin = check_source(origin)
         self.source = source
         self.clock = clock
         self.tokens = list(tokens)
@@ -238,6 +263,7 @@ class PriceRecorder:
                     record.usd_price,
                     record.symbol or token.symbol,
                     _positive_or_none(record.native_price),
+                    self.origin,
                 )
             except (TypeError, ValueError) as exc:
                 self._log.warning("record.bad_price", token=token.symbol, error=str(exc))
@@ -257,7 +283,9 @@ class PriceRecorder:
         if self.journal is not None and rows:
             try:
                 journal_added, dup = self.journal.add_price_ticks(
-                    PriceTickRow(r.timestamp, r.token, r.usd_price, r.symbol, r.native_price)
+                    PriceTickRow(
+                        r.timestamp, r.token, r.usd_price, r.symbol, r.native_price, r.source
+                    )
                     for r in rows
                 )
                 duplicates += dup

@@ -7,6 +7,7 @@ world's default walk for the token (APT from 5 at 0.8/yr, USD stables from 1 at 
 others seeded) unless a start price or volatility is given. So the same seed, start and
 step give the same series, and with the defaults and a 60 s step the same prices a paper
 world with that seed and start shows. Points are `start + k·step` for `start ≤ t < end`.
+Every row says `source = synthetic`: a backtest never credits the provider under them.
 """
 
 from __future__ import annotations
@@ -88,5 +89,5 @@ def synth_blocks(
         path.at(start + (count - 1) * item.spec.step_seconds * timedelta(seconds=1))
         prices = path.prices[:count]  # generated up to the last point (in whole chunks)
         times = np.arange(count, dtype=np.int64) * step_us + origin_us
-        blocks.append(SeriesBlock(item.key, times, prices, item.symbol))
+        blocks.append(SeriesBlock(item.key, times, prices, item.symbol, source="synthetic"))
     return blocks

@@ -4,7 +4,8 @@
 prices, about 0.4 ms a tick); a year of minutes would take minutes. On SQLite this inserts
 through the journal's write engine with `INSERT … ON CONFLICT DO NOTHING` on the table's
 (token, timestamp) key, in one transaction, through the table's own exact column types;
-other databases go through `add_price_ticks` in chunks.
+other databases go through `add_price_ticks` in chunks. Each tick keeps its row's source
+(the block's `source`, or its `row_sources`).
 """
 
 from __future__ import annotations
@@ -37,14 +38,16 @@ def store_block(journal: Journal, block: SeriesBlock) -> tuple[int, int]:
         JournalError: read-only or closed journal, or the write failed.
     """
     times = [_EPOCH + int(us) * _MICRO for us in block.times_us]
+    sources = block.sources()
     if journal.engine.dialect.name != "sqlite":
         inserted = duplicates = 0
         for start in range(0, len(times), _CHUNK):
             added, skipped = journal.add_price_ticks(
-                PriceTickRow(moment, block.token, price, block.symbol)
-                for moment, price in zip(
+                PriceTickRow(moment, block.token, price, block.symbol, source=source)
+                for moment, price, source in zip(
                     times[start : start + _CHUNK],
                     block.usd_prices[start : start + _CHUNK],
+                    sources[start : start + _CHUNK],
                     strict=True,
                 )
             )
@@ -68,10 +71,12 @@ def store_block(journal: Journal, block: SeriesBlock) -> tuple[int, int]:
                             "symbol": block.symbol,
                             "usd_price": price,
                             "native_price": None,
+                            "source": source,
                         }
-                        for moment, price in zip(
+                        for moment, price, source in zip(
                             times[start : start + _CHUNK],
                             block.usd_prices[start : start + _CHUNK],
+                            sources[start : start + _CHUNK],
                             strict=True,
                         )
                     ],

@@ -204,6 +204,7 @@ class PriceTick(JournalModel, table=True):
     symbol: str | None = None
     usd_price: Decimal = Field(sa_type=DecimalText)
     native_price: Decimal | None = Field(default=None, sa_type=DecimalText)
+    source: str | None = None  # since 0004: provider, paper, synthetic, import; NULL: older
 
 
 class StrategyState(JournalModel, table=True):

@@ -1,9 +1,11 @@
-"""Price ticks: one USD (and native) price of one token at one time."""
+"""Price ticks: one USD (and native) price of one token at one time, and where it came from."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Final
 
 from sqlalchemy import delete
 from sqlmodel import col
@@ -16,6 +18,15 @@ from bot.journal.models import PriceTick
 from bot.journal.views import PriceTickRow
 
 __all__ = ["PriceTicksMixin"]
+
+_SOURCE: Final = re.compile(r"[a-z]{1,32}")
+"""A tick's source is a short word (the series format's vocabulary: provider, paper, …)."""
+
+
+def _source(value: str | None) -> str | None:
+    if value is not None and not _SOURCE.fullmatch(value):
+        raise JournalError(f"source: not a source name: {value[:40]!r}")
+    return value
 
 
 class PriceTicksMixin(JournalBase):
@@ -39,6 +50,7 @@ class PriceTicksMixin(JournalBase):
                     symbol=tick.symbol,
                     usd_price=usd,
                     native_price=canon.exact(tick.native_price, "native_price"),
+                    source=_source(tick.source),
                 )
             )
         inserted = skipped = 0
@@ -68,7 +80,7 @@ class PriceTicksMixin(JournalBase):
             query = query.where(col(PriceTick.timestamp) < canon.aware(until, "until"))
         with self._reading() as session:
             return [
-                PriceTickRow(r.timestamp, r.token, r.usd_price, r.symbol, r.native_price)
+                PriceTickRow(r.timestamp, r.token, r.usd_price, r.symbol, r.native_price, r.source)
                 for r in session.exec(query.order_by(col(PriceTick.timestamp)))
             ]
 

@@ -209,6 +209,9 @@ class PriceTickRow:
     usd_price: Decimal
     symbol: str | None = None
     native_price: Decimal | None = None
+    source: str | None = None
+    """Where the price came from (`provider`, `paper`, `synthetic`, `import`; the series
+    format's `source`); None for ticks recorded before the column existed."""
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,9 @@ def test_n_polls_give_n_ticks_per_token_and_the_file_replays(tmp_path: Path) -> 
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == "recording APT, USDC every 300s to journal and p.csv"
+    assert lines[0] == (
+        "recording APT, USDC every 300s to journal and p.csv (source: paper, simulated prices)"
+    )
     assert lines[-1] == "recorder stopped: 3 poll(s), 6 price(s), 0 failed poll(s)"
     assert sum("recorded 2 price(s) (journal +2; file +2)" in line for line in lines) == 3
     expected = [T0 + timedelta(minutes=5 * k) for k in range(3)]

@@ -2,7 +2,8 @@
 
 Columns: `timestamp` (UTC: ISO-8601 with `Z` or an offset, or integer epoch seconds; in
 Parquet also a timestamp column), `token` (coin type or FA address), `usdPrice` (exact
-decimal text) required; `symbol`, `nativePrice` optional. CSV, or Parquet (with the
+decimal text) required; `symbol`, `nativePrice`, `source` (where the price came from: one
+of `price_sources.PRICE_SOURCES`) optional. CSV, or Parquet (with the
 optional `pyarrow` dependency: `pip install 'aptos-dca-bot[parquet]'`). In Parquet, prices
 are stored as text so they stay exact; a float price column is refused.
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import csv
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 from bot.aptos.tokens import token_key
 from bot.clock import ensure_utc
 from bot.money import format_decimal, parse_decimal
+from bot.paper.core.price_sources import add_source_column, check_source, read_source
 from bot.paper.core.prices import PricePath, check_price
 
 if TYPE_CHECKING:
@@ -49,7 +51,7 @@ __all__ = [
 ]
 
 REQUIRED_COLUMNS: Final = ("timestamp", "token", "usdPrice")
-_COLUMNS: Final = ("timestamp", "token", "symbol", "usdPrice", "nativePrice")
+_COLUMNS: Final = ("timestamp", "token", "symbol", "usdPrice", "nativePrice", "source")
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -60,6 +62,8 @@ class SeriesReport:
     rows: int
     skipped: int
     duplicates: int
+    sources: frozenset[str | None] = field(default=frozenset(), compare=False)
+    """The distinct `source` values of the rows read (None: a row without one)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,8 @@ class SeriesRow:
     usd_price: Decimal
     symbol: str | None = None
     native_price: Decimal | None = None
+    source: str | None = None
+    """One of `price_sources.PRICE_SOURCES`; None: unknown."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "timestamp", ensure_utc(self.timestamp))
@@ -78,6 +84,7 @@ class SeriesRow:
         check_price(self.usd_price)
         if self.native_price is not None:
             check_price(self.native_price)
+        check_source(self.source)
 
 
 def _parse_time(value: object) -> datetime:
@@ -105,6 +112,7 @@ def _paths(
     records: Iterator[dict[str, Any] | None], key_of: Callable[[str], str]
 ) -> tuple[dict[str, PricePath], SeriesReport]:
     points: dict[str, dict[datetime, Decimal]] = {}
+    sources: set[str | None] = set()
     rows = skipped = duplicates = 0
     for record in records:
         rows += 1
@@ -120,11 +128,13 @@ def _paths(
         series = points.setdefault(key, {})
         duplicates += moment in series
         series[moment] = price
+        sources.add(read_source(record.get("source")))
     paths = {
         key: PricePath(sorted(series), [series[t] for t in sorted(series)])
         for key, series in points.items()
     }
-    return paths, SeriesReport(rows=rows, skipped=skipped, duplicates=duplicates)
+    report = SeriesReport(rows, skipped, duplicates, frozenset(sources))
+    return paths, report
 
 
 def load_series_csv(
@@ -195,10 +205,11 @@ def load_series(
     return load_series_csv(path, key_of)
 
 
-def _cells(row: SeriesRow) -> tuple[str, str, str, str, str]:
+def _cells(row: SeriesRow) -> tuple[str, str, str, str, str, str]:
     native = "" if row.native_price is None else format_decimal(row.native_price)
     stamp = row.timestamp.isoformat().replace("+00:00", "Z")
-    return stamp, row.token, row.symbol or "", format_decimal(row.usd_price), native
+    usd = format_decimal(row.usd_price)
+    return stamp, row.token, row.symbol or "", usd, native, row.source or ""
 
 
 def write_series_csv(path: Path, rows: Iterable[SeriesRow]) -> int:
@@ -226,6 +237,7 @@ def write_series_parquet(path: Path, rows: Iterable[SeriesRow]) -> int:
             "nativePrice": [
                 None if r.native_price is None else format_decimal(r.native_price) for r in items
             ],
+            "source": pa.array([r.source for r in items], type=pa.string()),
         }
     )
     pq.write_table(table, path)
@@ -256,29 +268,58 @@ class SeriesBlock:
     """One token's prices as parallel columns: long series without a row object per tick.
 
     `times_us` are integer microseconds since the POSIX epoch (UTC); any sequence of ints,
-    a NumPy int64 array included.
+    a NumPy int64 array included. `source` is every row's source (`PRICE_SOURCES`), unless
+    `row_sources` gives one per row (an imported file with its own `source` column).
     """
 
     token: str
     times_us: Sequence[int] | npt.NDArray[np.int64]
     usd_prices: Sequence[Decimal]
     symbol: str | None = None
+    source: str | None = None
+    row_sources: Sequence[str | None] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "token", token_key(self.token))
         if len(self.times_us) != len(self.usd_prices):
             raise ValueError(f"{len(self.times_us)} times but {len(self.usd_prices)} prices")
+        check_source(self.source)
+        if self.row_sources is not None:
+            if len(self.row_sources) != len(self.times_us):
+                raise ValueError(f"{len(self.times_us)} times but {len(self.row_sources)} sources")
+            for value in set(self.row_sources):
+                check_source(value)
+
+    def sources(self) -> Sequence[str | None]:
+        """Each row's source."""
+        if self.row_sources is not None:
+            return self.row_sources
+        return [self.source] * len(self.times_us)
 
     def rows(self) -> list[SeriesRow]:
         """The block as rows (for appending to an existing file)."""
         return [
-            SeriesRow(_EPOCH + timedelta(microseconds=int(us)), self.token, price, self.symbol)
-            for us, price in zip(self.times_us, self.usd_prices, strict=True)
+            SeriesRow(
+                _EPOCH + timedelta(microseconds=int(us)),
+                self.token,
+                price,
+                self.symbol,
+                source=source,
+            )
+            for us, price, source in zip(
+                self.times_us, self.usd_prices, self.sources(), strict=True
+            )
         ]
 
 
-def _block_columns(blocks: Sequence[SeriesBlock]) -> tuple[Any, Any, list[str]]:
-    """(times µs, block index, price texts) of all rows, ordered by time (stable)."""
+def _block_columns(
+    blocks: Sequence[SeriesBlock],
+) -> tuple[Any, Any, list[str], list[str | None] | None]:
+    """(times µs, block index, price texts, row sources) of all rows, ordered by time.
+
+    The sort is stable (same time: the blocks' order). Row sources are None when every
+    block has one source for all its rows (then the block index says it).
+    """
     import numpy as np
 
     times = np.concatenate(
@@ -286,11 +327,17 @@ def _block_columns(blocks: Sequence[SeriesBlock]) -> tuple[Any, Any, list[str]]:
     )
     owner = np.repeat(np.arange(len(blocks), dtype=np.int32), [len(b.times_us) for b in blocks])
     prices = [_price_text(p) for b in blocks for p in b.usd_prices]
+    sources = None
+    if any(b.row_sources is not None for b in blocks):
+        sources = [source for b in blocks for source in b.sources()]
     if len(times) > 1 and bool(np.any(times[1:] < times[:-1])):
         order = np.argsort(times, kind="stable")  # same time: the blocks' order
         times, owner = times[order], owner[order]
-        prices = [prices[i] for i in order.tolist()]
-    return times, owner, prices
+        picks = order.tolist()
+        prices = [prices[i] for i in picks]
+        if sources is not None:
+            sources = [sources[i] for i in picks]
+    return times, owner, prices, sources
 
 
 def _parquet_schema(pa: Any) -> Any:
@@ -302,6 +349,7 @@ def _parquet_schema(pa: Any) -> Any:
             ("symbol", pa.string()),
             ("usdPrice", pa.string()),
             ("nativePrice", pa.string()),
+            ("source", pa.string()),
         ]
     )
 
@@ -314,9 +362,10 @@ def write_series_blocks(path: Path, blocks: Sequence[SeriesBlock]) -> int:
     """
     import numpy as np
 
-    times, owner, prices = _block_columns(blocks)
+    times, owner, prices, row_sources = _block_columns(blocks)
     tokens = [b.token for b in blocks]
     symbols = [b.symbol for b in blocks]
+    sources = [b.source for b in blocks]
     if path.suffix.lower() in (".parquet", ".pq"):
         pa, pq = _pyarrow()
 
@@ -331,24 +380,38 @@ def write_series_blocks(path: Path, blocks: Sequence[SeriesBlock]) -> int:
                 "symbol": repeated(symbols),
                 "usdPrice": pa.array(prices, type=pa.string()),
                 "nativePrice": pa.nulls(len(times), type=pa.string()),
+                "source": (
+                    repeated(sources)
+                    if row_sources is None
+                    else pa.array(row_sources, type=pa.string())
+                ),
             },
             schema=_parquet_schema(pa),
         )
         # Prices are nearly all distinct: a dictionary for them only costs memory and time.
-        pq.write_table(table, path, use_dictionary=["token", "symbol"])
+        pq.write_table(table, path, use_dictionary=["token", "symbol", "source"])
         return len(times)
     whole_seconds = not bool(np.any(times % 1_000_000))
     stamps = np.datetime_as_string(
         times.astype("datetime64[us]"), unit="s" if whole_seconds else "us"
     )
     labels = [(token, symbol or "") for token, symbol in zip(tokens, symbols, strict=True)]
+    cells = [source or "" for source in sources]
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(_COLUMNS)
-        writer.writerows(
-            (f"{stamp}Z", *labels[index], price, "")
-            for stamp, index, price in zip(stamps.tolist(), owner.tolist(), prices, strict=True)
-        )
+        if row_sources is None:
+            writer.writerows(
+                (f"{stamp}Z", *labels[index], price, "", cells[index])
+                for stamp, index, price in zip(stamps.tolist(), owner.tolist(), prices, strict=True)
+            )
+        else:
+            writer.writerows(
+                (f"{stamp}Z", *labels[index], price, "", source or "")
+                for stamp, index, price, source in zip(
+                    stamps.tolist(), owner.tolist(), prices, row_sources, strict=True
+                )
+            )
     return len(times)
 
 
@@ -385,9 +448,11 @@ def _mend_last_line(path: Path, width: int) -> None:
 def append_series_csv(path: Path, rows: Iterable[SeriesRow]) -> int:
     """Append rows to a CSV series (created with a header when absent or empty).
 
-    An existing file keeps its own column order; columns it lacks are not written, and
-    columns of its own that this format lacks are left empty. A last line without its
-    newline is ended, or removed when it has fewer cells than the header (a torn write).
+    An existing file keeps its own column order; columns it lacks are not written (but
+    a file without a `source` column gains one, empty in its old rows, when a new row
+    has a source), and columns of its own that this format lacks are left empty. A last
+    line without its newline is ended, or removed when it has fewer cells than the
+    header (a torn write).
 
     Raises:
         ValueError: the existing header lacks a required column.
@@ -401,6 +466,8 @@ def append_series_csv(path: Path, rows: Iterable[SeriesRow]) -> int:
     if missing:
         raise ValueError(f"{path}: cannot append, missing column(s): {', '.join(missing)}")
     _mend_last_line(path, len(header))
+    if "source" not in header and any(row.source is not None for row in items):
+        header = add_source_column(path, header)
     with path.open("a", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=header, restval="", extrasaction="ignore")
         for row in items:
@@ -430,6 +497,7 @@ def append_series_parquet(path: Path, rows: Iterable[SeriesRow]) -> int:
                 [None if r.native_price is None else _price_text(r.native_price) for r in items],
                 type=pa.string(),
             ),
+            "source": pa.array([r.source for r in items], type=pa.string()),
         },
         schema=schema,
     )
@@ -444,7 +512,7 @@ def append_series_parquet(path: Path, rows: Iterable[SeriesRow]) -> int:
             raise ValueError(f"{path}: cannot append to this Parquet file: {exc}") from None
         new = pa.concat_tables([old, new])
     partial = path.with_name(f".{path.name}.partial")
-    pq.write_table(new, partial, use_dictionary=["token", "symbol"])
+    pq.write_table(new, partial, use_dictionary=["token", "symbol", "source"])
     os.replace(partial, path)
     return len(items)
 

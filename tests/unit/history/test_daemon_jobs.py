@@ -61,9 +61,11 @@ async def test_recording_and_retention_jobs_run_on_the_daemons_driver(tmp_path: 
         recorded = runtime.journal.price_ticks(apt, since=start)
         assert runs == 1 + 6  # retention at start; polls at 0, 1, …, 5 minutes
         assert [t.timestamp for t in recorded] == [start + timedelta(minutes=m) for m in range(6)]
+        assert {t.source for t in recorded} == {"paper"}  # a paper world's prices: simulated
         assert len(runtime.journal.price_ticks(usdc)) == 6  # the strategy's two tokens
         assert len(runtime.journal.price_ticks(apt, until=start)) == 1  # downsampled to 1/h
-    assert len(load_series(tmp_path / "p.csv")[0][apt].times) == 6
+    paths, report = load_series(tmp_path / "p.csv")
+    assert len(paths[apt].times) == 6 and report.sources == {"paper"}
 
 
 async def test_disabled_recording_adds_no_job(tmp_path: Path) -> None:

@@ -88,6 +88,7 @@ async def test_n_polls_give_n_ticks_per_token_in_journal_and_file(
             clock_of(world),
             [apt, usdc],
             every_seconds=60,
+            origin="paper",
             journal=journal,
             out=SeriesFile(out),
         )
@@ -120,7 +121,13 @@ async def test_a_duplicate_timestamp_is_skipped_and_logged(
     async with world_client() as (world, client):
         (apt,) = tokens(world, "APT")
         recorder = PriceRecorder(
-            client, clock_of(world), [apt], every_seconds=60, journal=journal, out=SeriesFile(out)
+            client,
+            clock_of(world),
+            [apt],
+            every_seconds=60,
+            origin="paper",
+            journal=journal,
+            out=SeriesFile(out),
         )
         first = await recorder.poll()
         with structlog.testing.capture_logs() as logs:
@@ -138,12 +145,16 @@ async def test_a_restarted_recorder_skips_what_the_file_already_has(tmp_path: Pa
     async with world_client() as (world, client):
         (apt,) = tokens(world, "APT")
         clock = clock_of(world)
-        first = PriceRecorder(client, clock, [apt], every_seconds=60, out=SeriesFile(out))
+        first = PriceRecorder(
+            client, clock, [apt], every_seconds=60, origin="paper", out=SeriesFile(out)
+        )
         await first.poll()
         clock.advance(timedelta(minutes=1))
         await first.poll()
         # A second run of a stepped world starts at the same time: its first tick is old.
-        restarted = PriceRecorder(client, clock, [apt], every_seconds=60, out=SeriesFile(out))
+        restarted = PriceRecorder(
+            client, clock, [apt], every_seconds=60, origin="paper", out=SeriesFile(out)
+        )
         assert (await restarted.poll()).file_added == 0
         clock.advance(timedelta(minutes=1))
         assert (await restarted.poll()).file_added == 1
@@ -155,7 +166,7 @@ async def test_failing_polls_are_logged_and_the_recorder_goes_on(journal: Journa
     async with world_client(attempts=1, faults=faults) as (world, client):
         apt, usdc = tokens(world, "APT", "USDC")
         recorder = PriceRecorder(
-            client, clock_of(world), [apt, usdc], every_seconds=60, journal=journal
+            client, clock_of(world), [apt, usdc], every_seconds=60, origin="paper", journal=journal
         )
         reports = []
         with structlog.testing.capture_logs() as logs:
@@ -190,7 +201,12 @@ async def test_a_token_without_a_price_is_reported_and_the_others_recorded(
         hidden = next(t for t in world.market.tokens if not prices.is_visible(t.address))
         (apt,) = tokens(world, "APT")
         recorder = PriceRecorder(
-            client, clock_of(world), [apt, hidden], every_seconds=60, journal=journal
+            client,
+            clock_of(world),
+            [apt, hidden],
+            every_seconds=60,
+            origin="paper",
+            journal=journal,
         )
         with structlog.testing.capture_logs() as logs:
             report = await recorder.poll()
@@ -207,7 +223,13 @@ async def test_a_failed_file_write_is_logged_and_the_journal_still_records(
     async with world_client() as (world, client):
         (apt,) = tokens(world, "APT")
         recorder = PriceRecorder(
-            client, clock_of(world), [apt], every_seconds=60, journal=journal, out=SeriesFile(out)
+            client,
+            clock_of(world),
+            [apt],
+            every_seconds=60,
+            origin="paper",
+            journal=journal,
+            out=SeriesFile(out),
         )
         out.mkdir()  # the file's place is taken by a folder: every append fails
         with structlog.testing.capture_logs() as logs:
@@ -233,7 +255,12 @@ async def test_a_recording_is_replayed_by_the_paper_world(tmp_path: Path) -> Non
     async with world_client(seed=9) as (world, client):
         apt, usdc = tokens(world, "APT", "USDC")
         recorder = PriceRecorder(
-            client, clock_of(world), [apt, usdc], every_seconds=300, out=SeriesFile(out)
+            client,
+            clock_of(world),
+            [apt, usdc],
+            every_seconds=300,
+            origin="paper",
+            out=SeriesFile(out),
         )
         seen = {}
         for step in range(3):

@@ -130,9 +130,9 @@ def test_a_torn_last_row_is_removed_before_appending(tmp_path: Path) -> None:
     path = tmp_path / "torn.csv"
     append_series(path, [row(0, "5")])
     with path.open("a") as handle:
-        handle.write(f"2026-02-01T00:01:00Z,{APT},X,5.12")  # cut inside the row: 4 of 5 cells
+        handle.write(f"2026-02-01T00:01:00Z,{APT},X,5.12")  # cut inside the row: 4 of 6 cells
     append_series(path, [row(2, "7")])
     paths, report = load_series(path)
     assert (report.rows, report.skipped) == (2, 0)
     assert paths[APT].prices == [Decimal(5), Decimal(7)]  # no half-written 5.12 row
-    assert path.read_text().endswith(f"2026-02-01T00:02:00Z,{APT},X,7,0.5\n")
+    assert path.read_text().endswith(f"2026-02-01T00:02:00Z,{APT},X,7,0.5,\n")  # no source

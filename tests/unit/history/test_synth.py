@@ -42,7 +42,8 @@ def test_the_grid_is_half_open_and_rows_are_in_time_order(tmp_path: Path) -> Non
     out = tmp_path / "grid.csv"
     assert write_series_blocks(out, blocks) == 26
     lines = out.read_text().splitlines()
-    assert lines[0] == "timestamp,token,symbol,usdPrice,nativePrice"
+    assert lines[0] == "timestamp,token,symbol,usdPrice,nativePrice,source"
+    assert all(line.endswith(",,synthetic") for line in lines[1:])  # no native price
     assert lines[1].startswith(f"2025-01-01T00:00:00Z,{APT.address},APT,5,")
     assert lines[2].startswith(f"2025-01-01T00:00:00Z,{USDC.address},USDC,1,")
     assert lines[3].startswith("2025-01-01T00:05:00Z,")

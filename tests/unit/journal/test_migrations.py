@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -8,9 +10,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
-from bot.journal import migrate
+from bot.journal import Journal, PriceTickRow, migrate
 from bot.journal.db import make_engine
 from bot.journal.models import journal_metadata
+
+APT = "0x1::aptos_coin::AptosCoin"
 
 
 def schema(url: str) -> dict[str, Any]:
@@ -153,3 +157,30 @@ def test_foreign_keys_are_back_on_after_migrating(tmp_path: Path) -> None:
             assert conn.execute(text("PRAGMA foreign_keys")).scalar() == 1
     finally:
         engine.dispose()
+
+
+def test_price_ticks_of_before_the_source_column_keep_no_source(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path, "ticks.db")
+    migrate.upgrade(url, "0003_transition_chain")
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO price_ticks (timestamp, token, symbol, usd_price, native_price) "
+                "VALUES ('2026-01-01T00:00:00.000000+00:00', '0x1::aptos_coin::AptosCoin', "
+                "'APT', '5.000000000000000001', '1')"
+            )
+        )
+    engine.dispose()
+    assert migrate.upgrade(url) == ("0003_transition_chain", migrate.head_revision())
+    with Journal.open(url) as journal:
+        journal.add_price_ticks(
+            [PriceTickRow(datetime(2026, 1, 1, 0, 1, tzinfo=UTC), APT, Decimal(6), source="paper")]
+        )
+        ticks = journal.price_ticks(APT)
+    assert [(t.usd_price, t.source) for t in ticks] == [
+        (Decimal("5.000000000000000001"), None),  # recorded before: the rule of before
+        (Decimal(6), "paper"),
+    ]
+    migrate.downgrade(url, "0003_transition_chain")
+    assert "source" not in {c[0] for c in schema(url)["price_ticks"]["columns"]}
