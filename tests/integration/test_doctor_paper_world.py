@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run_bot
+from tests.support.user_folder import new_user_folder
 
 CHECK_LINE = re.compile(r"^(PASS|FAIL|WARN|SKIP)  (\S.*?\S) {2,}(.*)$")
 
@@ -34,40 +35,7 @@ def checks(result: subprocess.CompletedProcess[str]) -> dict[str, tuple[str, str
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    wallet = run_bot("keys", "new", "--out", "wallet.key", cwd=tmp_path).stdout.strip()
-    assert wallet.startswith("0x")
-    (tmp_path / "config.toml").write_text(
-        f"""mode = "paper"
-
-[wallet]
-key_file = "wallet.key"
-
-[journal]
-url = "sqlite:///data/journal.db"
-
-[daemon]
-lock_dir = "{tmp_path / "locks"}"
-
-[paper]
-clock = "stepped"
-start = "2026-03-01T00:00:00Z"
-funding = [
-  {{ wallet = "{wallet}", token = "USDC", amount = "10000" }},
-  {{ wallet = "{wallet}", token = "APT", amount = "100" }},
-]
-
-[[strategies]]
-name = "dca"
-plugin = "recurring_dca"
-schedule = {{ interval_seconds = 3600 }}
-[strategies.params]
-from_token = "USDC"
-to_token = "APT"
-amount_per_order = "25"
-orders = 2
-interval = "1 hour"
-"""
-    )
+    new_user_folder(tmp_path, paper='clock = "stepped"\nstart = "2026-03-01T00:00:00Z"')
     return tmp_path
 
 

@@ -14,8 +14,7 @@ import json
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,40 +22,15 @@ import pytest
 
 from bot.clock import parse_utc
 from tests.support.cli import clean_env, run_bot
+from tests.support.user_folder import new_user_folder, wait_for
 
 SPEED = 600  # the hourly strategies tick about every 6 s
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Iterator[Path]:
-    wallet = run_bot("keys", "new", "--out", "wallet.key", cwd=tmp_path).stdout.strip()
-    (tmp_path / "config.toml").write_text(
-        f"""mode = "paper"
-
-[wallet]
-key_file = "wallet.key"
-
-[journal]
-url = "sqlite:///data/journal.db"
-
-[daemon]
-lock_dir = "{tmp_path / "locks"}"
-heartbeat_seconds = 1
-stuck_ticks = 2
-
-[paper]
-clock = "accelerated"
-speed = {SPEED}
-funding = [
-  {{ wallet = "{wallet}", token = "USDC", amount = "10000" }},
-  {{ wallet = "{wallet}", token = "APT", amount = "100" }},
-]
-
+STRATEGIES = """
 [[strategies]]
 name = "capped"
 plugin = "recurring_dca"
-schedule = {{ interval_seconds = 1200 }}
-budget = {{ USDC = "10" }}
+schedule = { interval_seconds = 1200 }
+budget = { USDC = "10" }
 [strategies.params]
 from_token = "USDC"
 to_token = "APT"
@@ -67,7 +41,7 @@ interval = "1 hour"
 [[strategies]]
 name = "weekly"
 plugin = "recurring_dca"
-schedule = {{ cron = "0 12 * * 1" }}
+schedule = { cron = "0 12 * * 1" }
 [strategies.params]
 from_token = "USDC"
 to_token = "APT"
@@ -75,6 +49,15 @@ amount_per_order = "5"
 orders = 2
 interval = "1 day"
 """
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Iterator[Path]:
+    new_user_folder(
+        tmp_path,
+        paper=f'clock = "accelerated"\nspeed = {SPEED}',
+        daemon="heartbeat_seconds = 1\nstuck_ticks = 2",
+        strategies=STRATEGIES,
     )
     yield tmp_path
 
@@ -86,14 +69,6 @@ def bot(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def status(folder: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(bot(folder, "status", "--json").stdout)
     return data
-
-
-def wait_for(done: Callable[[], bool], what: str, timeout: float = 45.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.3)
 
 
 def test_a_stuck_strategy_degrades_the_daemon_and_a_pause_silences_it(folder: Path) -> None:
@@ -113,7 +88,7 @@ def test_a_stuck_strategy_degrades_the_daemon_and_a_pause_silences_it(folder: Pa
             except (ValueError, KeyError, TypeError):
                 return False
 
-        wait_for(stuck, "the capped strategy to be stuck")
+        wait_for(stuck, "the capped strategy to be stuck", timeout=45)
         data = status(folder)
         assert data["healthy"] is False
         problem = str(data["problem"])

@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +27,7 @@ import pytest
 from bot.journal import Journal
 from bot.journal.views import OrderView
 from tests.support.cli import clean_env, run_bot
+from tests.support.user_folder import HOURLY_DCA, new_user_folder, wait_for
 
 SPEED = 600  # an hour of market every 6 s: a two-slice hourly DCA ends in about 6 s
 DISAPPEARED = "OrderDisappeared"
@@ -77,14 +78,6 @@ class Folder:
         return data
 
 
-def wait_for(done: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.2)
-
-
 def active(folder: Folder) -> list[str]:
     try:
         return [o.order_id for o in folder.orders() if o.status == "active"]
@@ -94,41 +87,8 @@ def active(folder: Folder) -> list[str]:
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Iterator[Folder]:
-    wallet = run_bot("keys", "new", "--out", "wallet.key", cwd=tmp_path).stdout.strip()
-    assert wallet.startswith("0x")
-    (tmp_path / "config.toml").write_text(
-        f"""mode = "paper"
-
-[wallet]
-key_file = "wallet.key"
-
-[journal]
-url = "sqlite:///data/journal.db"
-
-[daemon]
-lock_dir = "{tmp_path / "locks"}"
-
-[paper]
-clock = "accelerated"
-speed = {SPEED}
-snapshot_seconds = 1
-funding = [
-  {{ wallet = "{wallet}", token = "USDC", amount = "10000" }},
-  {{ wallet = "{wallet}", token = "APT", amount = "100" }},
-]
-
-[[strategies]]
-name = "dca"
-plugin = "recurring_dca"
-schedule = {{ interval_seconds = 600 }}
-[strategies.params]
-from_token = "USDC"
-to_token = "APT"
-amount_per_order = "25"
-orders = 2
-interval = "1 hour"
-"""
-    )
+    paper = f'clock = "accelerated"\nspeed = {SPEED}\nsnapshot_seconds = 1'
+    new_user_folder(tmp_path, paper=paper, strategies=HOURLY_DCA.replace("3600", "600"))
     yield Folder(tmp_path)
 
 

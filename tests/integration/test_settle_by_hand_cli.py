@@ -12,29 +12,11 @@ import json
 from pathlib import Path
 
 from tests.support.cli import run_bot
+from tests.support.user_folder import HOURLY_DCA, new_user_folder
 
-CONFIG = """mode = "paper"
-[wallet]
-key_file = "wallet.key"
-[journal]
-url = "sqlite:///data/journal.db"
-[daemon]
-lock_dir = "{locks}"
-[paper]
-order_style = "escrow"
-funding = [{{ wallet = "{wallet}", token = "USDC", amount = "1000" }}]
-{faults}
-[[strategies]]
-name = "dca"
-plugin = "recurring_dca"
-schedule = {{ interval_seconds = 3600 }}
-[strategies.params]
-from_token = "USDC"
-to_token = "APT"
-amount_per_order = "10"
-orders = 2
-interval = "1 day"
-"""
+DCA = HOURLY_DCA.replace('amount_per_order = "25"', 'amount_per_order = "10"').replace(
+    'interval = "1 hour"', 'interval = "1 day"'
+)
 FAULTS = '[paper.faults]\nmalformed_body = "1"\nendpoints = ["/dca/v1/createOrder"]\n'
 
 
@@ -45,13 +27,12 @@ def test_a_held_create_is_linked_by_hand_and_never_placed_twice(tmp_path: Path) 
         assert "Traceback" not in result.stderr
         return result.stdout + result.stderr
 
-    wallet = run_bot("keys", "new", "--out", "wallet.key", cwd=tmp_path).stdout.strip()
+    new_user_folder(
+        tmp_path, paper='order_style = "escrow"', funds={"USDC": "1000"}, strategies=DCA
+    )
     config = tmp_path / "config.toml"
-
-    def write(faults: str) -> None:
-        config.write_text(CONFIG.format(locks=tmp_path / "locks", wallet=wallet, faults=faults))
-
-    write(FAULTS)
+    healthy = config.read_text()
+    config.write_text(healthy + FAULTS)
     assert "→ unknown (POST /dca/v1/createOrder: HTTP 200 with a body" in bot("once")
     held = bot("once")
     assert "→ unknown (held: an earlier attempt under this key has an unknown outcome" in held
@@ -64,7 +45,7 @@ def test_a_held_create_is_linked_by_hand_and_never_placed_twice(tmp_path: Path) 
 
     linked = bot("reconcile", "--link", "1", "--order", order["id"], "--reason", "it is mine")
     assert f"intent 1: confirmed (order {order['id']}): linked by hand: it is mine" in linked
-    write("")
+    config.write_text(healthy)
     assert "create DCA" not in bot("once")  # the strategy rests on its (linked) DCA
     listed = json.loads(run_bot("-c", "config.toml", "orders", "--json", cwd=tmp_path).stdout)
     assert [(o["id"], o["strategy"]) for o in listed] == [(order["id"], "dca")]
