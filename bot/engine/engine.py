@@ -134,7 +134,7 @@ class Engine:
             # One /prices call per tick moment, shared by the strategies ticking then and
             # the order events of the same poll (on a real clock no two reads are equal).
             return self._prices[1]
-        listing = await self.client.get_prices(ui_only=False)
+        listing = await self.client.get_prices(self._price_tokens())
         prices = {}
         for r in listing.records:
             key = r.token_address or r.fa_address
@@ -144,6 +144,16 @@ class Engine:
                     prices[str(name)] = info
         self._prices = (now, prices)
         return prices
+
+    def _price_tokens(self) -> list[str]:
+        """The tokens a tick may price: those the strategies' parameters name, and APT.
+
+        Only these are asked for, so a tick's `/prices` answer does not grow with the
+        provider's whole token list.
+        """
+        names = [n for s in self.strategies.values() for n in param_strings(s.params.model_dump())]
+        found = self.tokens.tokens_named([*names, "APT"])
+        return sorted(found)
 
     async def _balances(self, names: Iterable[str]) -> dict[str, Decimal]:
         balances: dict[str, Decimal] = {}

@@ -131,7 +131,8 @@ class Context:
 
     Attributes:
         now: the tick's time (aware UTC; simulated in backtests and stepped runs).
-        prices: token key → price info (symbols also work through `price`).
+        prices: token key → price info (symbols also work through `price`), for the
+            tokens the running strategies' parameters name, and APT.
         balances: token key → the wallet's balance (human units), when known.
         orders: this strategy's orders (live and past), newest first.
         state: this strategy's persistent state (return updates via `Context.save`).
