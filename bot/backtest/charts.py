@@ -4,8 +4,10 @@ PNGs are drawn with matplotlib's Agg canvas on a `Figure` of our own (no pyplot,
 global state and no display), imported only when a report is asked for: `bot backtest`
 without `--report` never loads matplotlib.
 
-- **Price** (`price_figure`): the asset's price in the quote token (`USDC per APT`: the
-  oracle's USD prices of the two, divided), the period's mean, the running average cost;
+- **Price** (`price_figure`): the pair's price in the user's `[display].price_quote`
+  convention (`USDC per APT`, whichever way the strategy trades: `bot.backtest.quoting`;
+  the oracle's USD prices of the two, divided), the period's mean, the running average
+  cost;
   each limit order of the pair as a horizontal segment at its limit price from its
   placement to its fill, cancellation or expiry (coloured by how it ended; a
   cancellation is marked ×); buys ▲, sells ▼ and skipped slices × at their execution
@@ -30,8 +32,10 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Final
 
 from bot.backtest.metrics import Metrics, drawdown_series, held_value_series
+from bot.backtest.quoting import PairView, position_view
 from bot.backtest.report import format_price, format_usd, symbol_of
 from bot.backtest.result import BacktestResult, PricePoints
+from bot.price_view import PriceConvention
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -88,46 +92,54 @@ class OrderLevel:
     order_id: str
     start: datetime
     end: datetime
-    price: Decimal  # quote per asset
+    price: Decimal  # in the chart's unit (`price_unit`)
     outcome: str  # filled | cancelled | expired | open
 
 
-def draw_charts(result: BacktestResult, metrics: Metrics) -> Charts:
-    """Draw the price chart and the value chart as PNGs."""
+def draw_charts(
+    result: BacktestResult, metrics: Metrics, convention: PriceConvention | None = None
+) -> Charts:
+    """Draw the price chart and the value chart as PNGs (prices shown per `convention`)."""
     return Charts(
-        price_png=png_bytes(price_figure(result, metrics), result.credit),
+        price_png=png_bytes(price_figure(result, metrics, convention), result.credit),
         value_png=png_bytes(value_figure(result, metrics), result.credit),
     )
 
 
-def price_unit(result: BacktestResult, metrics: Metrics) -> tuple[str | None, str | None, str]:
-    """(asset key, quote key, unit text) of the price chart: `USDC per APT`.
+def price_unit(
+    result: BacktestResult, metrics: Metrics, convention: PriceConvention | None = None
+) -> tuple[str | None, str | None, str]:
+    """(base key, quote key, unit text) of the price chart: `USDC per APT`.
 
-    Without a trade the first priced token is drawn in USD (quote None).
+    The quote is the position's pair's token `convention` counts prices in (the asset
+    itself when the convention says so). Without a trade the first priced token is drawn
+    in USD (quote None).
     """
-    if metrics.asset is not None and metrics.quote is not None:
-        unit = f"{symbol_of(result, metrics.quote)} per {symbol_of(result, metrics.asset)}"
-        return metrics.asset, metrics.quote, unit
+    view = position_view(result, metrics, convention)
+    if view is not None:
+        return view.base, view.quote, view.unit
     token = next(iter(result.prices), None)
     return token, None, f"USD per {symbol_of(result, token)}"
 
 
-def order_levels(result: BacktestResult, metrics: Metrics) -> list[OrderLevel]:
-    """The limit orders of the main pair (either direction) as levels in quote per asset.
+def order_levels(
+    result: BacktestResult, metrics: Metrics, convention: PriceConvention | None = None
+) -> list[OrderLevel]:
+    """The limit orders of the main pair (either direction) as levels in the chart's unit.
 
-    A buy's limit price is 1 / rate (its rate is asset per quote), a sell's the rate
-    itself. An order still open at the window's end runs to the end.
+    A limit price is the order's rate (bought per sold) or its inverse, whichever is in
+    the unit (in `USDC per APT`: a buy's 1 / rate, a sell's rate). An order still open at
+    the window's end runs to the end.
     """
+    view = position_view(result, metrics, convention)
+    if view is None:
+        return []
     levels = []
     for order in result.orders:
-        if order.kind != "limit" or not order.rate:
+        if order.kind != "limit" or {order.sell_token, order.buy_token} != {view.quote, view.base}:
             continue
-        direction = (order.sell_token, order.buy_token)
-        if direction == (metrics.quote, metrics.asset):
-            price = 1 / order.rate
-        elif direction == (metrics.asset, metrics.quote):
-            price = order.rate
-        else:
+        price = view.rate(order.sell_token, order.rate)
+        if price is None:
             continue
         if order.status == "filled":
             outcome = "filled"
@@ -142,11 +154,14 @@ def order_levels(result: BacktestResult, metrics: Metrics) -> list[OrderLevel]:
     return levels
 
 
-def price_figure(result: BacktestResult, metrics: Metrics) -> Figure:
+def price_figure(
+    result: BacktestResult, metrics: Metrics, convention: PriceConvention | None = None
+) -> Figure:
     """The price chart (see the module docstring); a `Figure` to save or inspect."""
     figure, axes = _new_figure(5.2)
-    asset, quote, unit = price_unit(result, metrics)
-    prices = result.prices.get(asset) if asset is not None else None
+    view = position_view(result, metrics, convention)
+    base, quote, unit = price_unit(result, metrics, convention)
+    prices = result.prices.get(base) if base is not None else None
     quote_prices = result.prices.get(quote) if quote is not None else None
     if prices is not None:
         line = [(t, _in_quote(p, t, quote_prices)) for t, p in prices.sample(CHART_POINTS)]
@@ -155,8 +170,8 @@ def price_figure(result: BacktestResult, metrics: Metrics) -> Figure:
         axes.axhline(
             float(mean), ls=":", lw=1, color=GREY, label=f"mean {format_price(mean)}", zorder=1
         )
-    _draw_levels(axes, order_levels(result, metrics))
-    marks = _fill_marks(result, metrics)
+    _draw_levels(axes, order_levels(result, metrics, convention))
+    marks = _fill_marks(result, metrics, view)
     if marks["cost"]:
         axes.plot(
             *_xy(marks["cost"]),
@@ -189,8 +204,10 @@ def price_figure(result: BacktestResult, metrics: Metrics) -> Figure:
         )
     if prices is None and not marks["buy"]:
         axes.text(0.5, 0.5, "no prices and no trades", ha="center", transform=axes.transAxes)
-    quote_symbol = symbol_of(result, quote) if quote is not None else "USD"
-    finish_axes(axes, f"{symbol_of(result, asset)} price in {quote_symbol}", unit)
+    title = f"{symbol_of(result, base)} price in USD"
+    if view is not None:
+        title = f"{view.base_label} price in {view.quote_label}"
+    finish_axes(axes, title, unit)
     return figure
 
 
@@ -242,13 +259,14 @@ def _draw_levels(axes: Axes, levels: Sequence[OrderLevel]) -> None:
 
 
 def _fill_marks(
-    result: BacktestResult, metrics: Metrics
+    result: BacktestResult, metrics: Metrics, view: PairView | None
 ) -> dict[str, list[tuple[datetime, Decimal]]]:
-    """Where to mark the fills, and the average cost line, in quote per asset.
+    """Where to mark the fills, and the average cost line, in `view`'s unit.
 
-    Buys and sells sit at their execution price (fees included: sold / bought for a buy,
-    bought / sold for a sell), skipped slices at the market price; the average cost
-    (quote invested / asset received) steps after each buy.
+    Buys and sells sit at their execution price (fees included; in `USDC per APT`:
+    sold / bought for a buy, bought / sold for a sell), skipped slices at the market
+    price; the average cost (quote invested / asset received, or its inverse in a unit
+    that counts in the asset) steps after each buy.
     """
     marks: dict[str, list[tuple[datetime, Decimal]]] = {
         "buy": [],
@@ -256,23 +274,30 @@ def _fill_marks(
         "skipped": [],
         "cost": [],
     }
+    if view is None or metrics.quote is None:
+        return marks
     spent = received = Decimal(0)
     pair, back = (metrics.quote, metrics.asset), (metrics.asset, metrics.quote)
     for f in sorted(result.fills, key=lambda f: f.time):
         direction = (f.sell_token, f.buy_token)
         if f.skipped:
-            if direction == pair and f.sell_usd:
-                marks["skipped"].append((f.time, f.buy_usd / f.sell_usd))
+            if direction == pair:
+                _mark(marks["skipped"], f.time, view.market(f.sell_token, f.sell_usd, f.buy_usd))
         elif direction == pair and f.bought:
-            marks["buy"].append((f.time, f.sold / f.bought))
+            _mark(marks["buy"], f.time, view.exchange(f.sell_token, f.sold, f.bought))
             spent += f.sold
             received += f.bought
-            marks["cost"].append((f.time, spent / received))
-        elif direction == back and f.sold:
-            marks["sell"].append((f.time, f.bought / f.sold))
+            _mark(marks["cost"], f.time, view.exchange(metrics.quote, spent, received))
+        elif direction == back:
+            _mark(marks["sell"], f.time, view.exchange(f.sell_token, f.sold, f.bought))
     if marks["cost"]:
         marks["cost"].append((result.end, marks["cost"][-1][1]))
     return marks
+
+
+def _mark(marks: list[tuple[datetime, Decimal]], moment: datetime, price: Decimal | None) -> None:
+    if price is not None:
+        marks.append((moment, price))
 
 
 def value_figure(result: BacktestResult, metrics: Metrics) -> Figure:

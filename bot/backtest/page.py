@@ -3,7 +3,8 @@
 One self-contained HTML file: a title (strategy, pair, window — each once), the warnings
 about the prices, the summary table, the two pictures (embedded as base64 PNG data
 URIs), the trade table (time, strategy, side, amounts with their token symbols, the
-price with its unit, e.g. `USDC per APT`, the fee), strategy errors, links to the full
+price with its unit in the `[display].price_quote` convention, e.g. `USDC per APT`, the
+fee), strategy errors, links to the full
 data (`report.json`: every order and fill, exact; `trades.csv`) and the provider's credit
 line when the prices were recorded from it — else one line saying where they came from
 (`Prices are simulated (recorded from a paper world)`). Every text from the run is
@@ -26,6 +27,7 @@ from bot.backtest.metrics import Metrics
 from bot.backtest.report import format_amount, format_price, report_title, summary_rows
 from bot.backtest.result import BacktestResult
 from bot.backtest.trades import TradeRow, trade_rows, write_trades_csv
+from bot.price_view import PriceConvention
 
 __all__ = [
     "STYLE",
@@ -67,17 +69,22 @@ img { max-width: 100%; }
 
 
 def write_run_report(
-    out_dir: Path, result: BacktestResult, metrics: Metrics, spec: Mapping[str, Any]
+    out_dir: Path,
+    result: BacktestResult,
+    metrics: Metrics,
+    spec: Mapping[str, Any],
+    convention: PriceConvention | None = None,
 ) -> list[Path]:
     """Every file of one run's report; returns the paths written.
 
     `report.json` (from `build_report`), then `write_report_files`' pictures, trades and
-    page.
+    page, their prices shown per `convention` (`bot.backtest.quoting.report_convention`;
+    None: the default one).
     """
     from bot.backtest.report import build_report, write_json
 
     written = [write_json(out_dir / "report.json", build_report(result, metrics, spec))]
-    return written + write_report_files(out_dir, result, metrics)
+    return written + write_report_files(out_dir, result, metrics, convention=convention)
 
 
 def write_report_files(
@@ -85,23 +92,27 @@ def write_report_files(
     result: BacktestResult,
     metrics: Metrics,
     report: Mapping[str, Any] | None = None,
+    *,
+    convention: PriceConvention | None = None,
 ) -> list[Path]:
     """Write `price.png`, `value.png`, `trades.csv` and `report.html` into `out_dir`.
 
     `report` (the `build_report` data) is written beside them by the caller as
-    `report.json`; the page links to it. Returns the paths written.
+    `report.json`; the page links to it. Prices are shown per `convention` (None: the
+    default one). Returns the paths written.
     """
     del report  # the page shows the result itself; the JSON is its own file
     out_dir.mkdir(parents=True, exist_ok=True)
-    charts = draw_charts(result, metrics)
+    charts = draw_charts(result, metrics, convention)
     price = out_dir / "price.png"
     value = out_dir / "value.png"
     price.write_bytes(charts.price_png)
     value.write_bytes(charts.value_png)
-    rows = trade_rows(result, metrics)
+    rows = trade_rows(result, metrics, convention)
     trades = write_trades_csv(out_dir / "trades.csv", rows)
     html_file = out_dir / "report.html"
-    html_file.write_text(report_page(result, metrics, charts, rows), encoding="utf-8")
+    page_text = report_page(result, metrics, charts, rows, convention=convention)
+    html_file.write_text(page_text, encoding="utf-8")
     return [price, value, trades, html_file]
 
 
@@ -110,20 +121,22 @@ def report_page(
     metrics: Metrics,
     charts: Charts,
     rows: Sequence[TradeRow] | None = None,
+    *,
+    convention: PriceConvention | None = None,
 ) -> str:
-    """The whole `report.html` page as text."""
+    """The whole `report.html` page as text (prices per `convention`; None: the default)."""
     esc = html.escape
-    rows = trade_rows(result, metrics) if rows is None else rows
+    rows = trade_rows(result, metrics, convention) if rows is None else rows
     title = report_title(result, metrics)
     errors = "".join(f"<li>{esc(line)}</li>" for line in result.errors)
-    levels = " and limit order levels" if order_levels(result, metrics) else ""
+    levels = " and limit order levels" if order_levels(result, metrics, convention) else ""
     body = [
         f"<h1>{esc(title)}</h1>",
         f'<p class="sub">Backtest on {esc(result.price_source or "-")}. A trade\'s price is '
         "its execution's own, fees included.</p>",
         warnings_box(result.warnings),
         '<h2 id="summary">Summary</h2>',
-        table(None, summary_rows(result, metrics), css="summary"),
+        table(None, summary_rows(result, metrics, convention), css="summary"),
         f'<h2 id="price">Price, trades{levels}</h2>',
         f'<img alt="price chart with trades and order levels" src="{data_uri(charts.price_png)}">',
         '<h2 id="value">Value, lump sum benchmark and drawdown</h2>',

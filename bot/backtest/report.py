@@ -2,7 +2,9 @@
 
 JSON carries every amount as exact decimal text (never a JSON number, so no reader turns
 it into a float), times as ISO-8601 UTC with `Z`. The table rounds for reading only:
-USD to cents, prices to 6 significant digits, percents to 2 decimals.
+USD to cents, prices to 6 significant digits, percents to 2 decimals. A price between
+two tokens is written in the user's `[display].price_quote` convention
+(`bot.backtest.quoting`); the JSON keeps the metrics as computed (quote per asset).
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.backtest.metrics import Benchmark, Metrics
+from bot.backtest.quoting import position_view
 from bot.backtest.result import BacktestResult
 from bot.money import format_decimal
+from bot.price_view import PriceConvention
 
 __all__ = [
     "REPORT_VERSION",
@@ -147,8 +151,13 @@ def load_report(path: Path) -> dict[str, Any]:
     return data
 
 
-def summary_rows(result: BacktestResult, metrics: Metrics) -> list[tuple[str, str]]:
-    """The summary as (label, value) rows, rounded for reading."""
+def summary_rows(
+    result: BacktestResult, metrics: Metrics, convention: PriceConvention | None = None
+) -> list[tuple[str, str]]:
+    """The summary as (label, value) rows, rounded for reading.
+
+    `convention`: how the average entry's price is written (None: the default one).
+    """
     quote = _symbol(result, metrics.quote)
     asset = _symbol(result, metrics.asset)
     rows = [
@@ -165,7 +174,7 @@ def summary_rows(result: BacktestResult, metrics: Metrics) -> list[tuple[str, st
             (
                 "average entry",
                 f"{_price(metrics.avg_entry_usd)} per {asset} "
-                f"({_plain_price(metrics.avg_entry_quote)} {quote} per {asset})",
+                f"({_entry_price(result, metrics, convention)})",
             ),
             (
                 "mean price",
@@ -227,9 +236,11 @@ def summary_rows(result: BacktestResult, metrics: Metrics) -> list[tuple[str, st
     return rows
 
 
-def summary_table(result: BacktestResult, metrics: Metrics) -> str:
-    """The summary as an aligned two-column text table."""
-    rows = summary_rows(result, metrics)
+def summary_table(
+    result: BacktestResult, metrics: Metrics, convention: PriceConvention | None = None
+) -> str:
+    """The summary as an aligned two-column text table (prices per `convention`)."""
+    rows = summary_rows(result, metrics, convention)
     width = max(len(label) for label, _ in rows)
     rule = "─" * min(100, width + 2 + max(len(value) for _, value in rows))
     lines = [rule, *(f"{label:<{width}}  {value}" for label, value in rows), rule]
@@ -281,6 +292,21 @@ def format_usd(value: Decimal | None, *, sign: bool = False) -> str:
 def format_price(value: Decimal | None) -> str:
     """A price rounded to 6 significant digits for reading (`5.67100`, `0.000123400`)."""
     return _plain_price(value)
+
+
+def _entry_price(
+    result: BacktestResult, metrics: Metrics, convention: PriceConvention | None
+) -> str:
+    """The average entry in the convention's unit: `5.33333 USDC per APT`.
+
+    From the invested and received amounts themselves (exact), not from a rounded
+    average; `-` before anything was received.
+    """
+    view = position_view(result, metrics, convention)
+    if view is None or metrics.quote is None:
+        return "-"
+    price = view.exchange(metrics.quote, metrics.invested, metrics.received)
+    return f"{_plain_price(price if metrics.received else None)} {view.unit}"
 
 
 def _metric_fields() -> list[Any]:

@@ -34,6 +34,8 @@ from bot.money import format_decimal
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from bot.price_view import PriceConvention
+
 __all__ = [
     "BEST_RUNS",
     "BestRun",
@@ -106,6 +108,7 @@ def write_sweep_report(
     spec: Mapping[str, Any],
     by: str,
     best: Sequence[BestRun] = (),
+    convention: PriceConvention | None = None,
 ) -> list[Path]:
     """Write the sweep's files (see the module docstring); returns the paths written.
 
@@ -116,6 +119,7 @@ def write_sweep_report(
         spec: how the sweep was set up (plain data), stored in `sweep.json`.
         by: the ranking used (a `RANKINGS` name).
         best: the best runs, re-run in full (their reports go into `best-N/`).
+        convention: how their reports show prices (None: the default convention).
     """
     from bot.backtest.page import write_run_report
 
@@ -133,7 +137,11 @@ def write_sweep_report(
     written.append(csv_path)
     for run in best:
         written += write_run_report(
-            out_dir / run.folder, run.result, run.metrics, {**spec, "params": run.result.params}
+            out_dir / run.folder,
+            run.result,
+            run.metrics,
+            {**spec, "params": run.result.params},
+            convention,
         )
     page_path = out_dir / "sweep.html"
     page_path.write_text(_sweep_page(rows, names, by, best), encoding="utf-8")

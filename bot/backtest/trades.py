@@ -5,13 +5,13 @@ of the strategy's main pair (`buy`: quote → asset, `sell`: asset → quote, `s
 DCA slice the rate bounds skipped, `trade`: any other pair), what was sold and bought
 (amounts exact, with their token symbols), the price and its unit, and the fee.
 
-The price is the execution's own, fees included, in units of the pair's quote token per
-asset token — `USDC per APT` — so a buy's price is what one APT cost in USDC
-(sold / bought) and a sell's what one APT brought (bought / sold). Prices in a backtest
-come from USD series; a price written in the quote token is the one a user compares
-with an order's limit. A skipped slice shows the market price at its time (the oracle's
-USD prices of the two tokens, divided), since nothing was traded. A fill outside the
-main pair is priced in its sold token per bought token.
+The price is the execution's own, fees included, in the unit of the user's
+`[display].price_quote` convention (`bot.backtest.quoting`) — `USDC per APT` — whichever
+way the fill went: a buy's price is what one APT cost in USDC (sold / bought) and a
+sell's what one APT brought (bought / sold), the unit `bot orders` shows an order's
+limit in. A skipped slice shows the market price at its time (the oracle's USD prices
+of the two tokens, divided), since nothing was traded. A fill outside the main pair is
+priced the same way, in its own pair's unit.
 
 `trades.csv` carries every row with exact decimal text; the HTML table rounds.
 """
@@ -26,9 +26,11 @@ from decimal import Decimal
 from pathlib import Path
 
 from bot.backtest.metrics import Metrics
+from bot.backtest.quoting import PairView, pair_view
 from bot.backtest.report import symbol_of
 from bot.backtest.result import BacktestFill, BacktestResult
 from bot.money import format_decimal
+from bot.price_view import PriceConvention
 
 __all__ = ["CSV_COLUMNS", "TradeRow", "trade_rows", "write_trades_csv"]
 
@@ -68,20 +70,31 @@ class TradeRow:
     fee_token: str
 
 
-def trade_rows(result: BacktestResult, metrics: Metrics) -> list[TradeRow]:
-    """Every fill of `result` (skipped slices included) as a row, in time order."""
+def trade_rows(
+    result: BacktestResult, metrics: Metrics, convention: PriceConvention | None = None
+) -> list[TradeRow]:
+    """Every fill of `result` (skipped slices included) as a row, in time order.
+
+    `convention`: how prices are shown (`bot.backtest.quoting.report_convention`); None,
+    the default one.
+    """
     quote, asset = metrics.quote, metrics.asset
+    views: dict[frozenset[str], PairView] = {}
     rows = []
     for fill in sorted(result.fills, key=lambda f: f.time):  # stable: same-time fills in order
         direction = (fill.sell_token, fill.buy_token)
         if direction == (quote, asset):
-            side, price_in, per = "buy", fill.sell_token, fill.buy_token
+            side = "buy"
         elif direction == (asset, quote):
-            side, price_in, per = "sell", fill.buy_token, fill.sell_token
+            side = "sell"
         else:
-            side, price_in, per = "trade", fill.sell_token, fill.buy_token
+            side = "trade"
         if fill.skipped:
             side = "skipped"
+        pair = frozenset(direction)
+        view = views.get(pair)
+        if view is None:
+            view = views[pair] = pair_view(result, fill.sell_token, fill.buy_token, convention)
         rows.append(
             TradeRow(
                 time=fill.time,
@@ -93,8 +106,8 @@ def trade_rows(result: BacktestResult, metrics: Metrics) -> list[TradeRow]:
                 sold_token=symbol_of(result, fill.sell_token),
                 bought=fill.bought,
                 bought_token=symbol_of(result, fill.buy_token),
-                price=_price(fill, price_in),
-                price_unit=f"{symbol_of(result, price_in)} per {symbol_of(result, per)}",
+                price=_price(fill, view),
+                price_unit=view.unit,
                 fee=fill.fee,
                 fee_token=symbol_of(result, fill.sell_token),
             )
@@ -102,16 +115,12 @@ def trade_rows(result: BacktestResult, metrics: Metrics) -> list[TradeRow]:
     return rows
 
 
-def _price(fill: BacktestFill, price_in: str) -> Decimal | None:
-    """The fill's price in `price_in` (its sold or bought token) per unit of the other."""
-    in_sold = price_in == fill.sell_token
+def _price(fill: BacktestFill, view: PairView) -> Decimal | None:
+    """The fill's price in `view`'s unit."""
     if fill.skipped or not fill.sold or not fill.bought:
         # Nothing traded: the market's price at that time, from the oracle's USD prices.
-        numerator, denominator = (
-            (fill.buy_usd, fill.sell_usd) if in_sold else (fill.sell_usd, fill.buy_usd)
-        )
-        return numerator / denominator if denominator else None
-    return fill.sold / fill.bought if in_sold else fill.bought / fill.sold
+        return view.market(fill.sell_token, fill.sell_usd, fill.buy_usd)
+    return view.exchange(fill.sell_token, fill.sold, fill.bought)
 
 
 def write_trades_csv(path: Path, rows: Sequence[TradeRow]) -> Path:

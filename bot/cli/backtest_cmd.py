@@ -76,6 +76,7 @@ class BacktestOptions:
     journal_url: str
     risk: RiskSettings
     timeout_seconds: float
+    price_quote: tuple[str, ...]  # [display].price_quote: how the report shows prices
     fee_bps: int | None = None
     slippage: Decimal | None = None
     depth_usd: Decimal | None = None
@@ -213,6 +214,7 @@ def check_options(
         journal_url=settings.journal.url,
         risk=settings.risk,
         timeout_seconds=settings.scheduler.strategy_timeout_seconds,
+        price_quote=tuple(settings.display.price_quote),
         fee_bps=_bps(fee_bps) if fee_bps is not None else None,
         slippage=_slippage(slippage) if slippage is not None else None,
         depth_usd=_depth(depth) if depth is not None else None,
@@ -384,8 +386,10 @@ def _output(
     report_dir: Path | None,
     as_json: bool,
 ) -> None:
+    from bot.backtest.quoting import report_convention
     from bot.backtest.report import build_report, summary_table
 
+    convention = report_convention(options.price_quote)
     _warn(result.warnings)
     if as_json:
         import json
@@ -393,13 +397,14 @@ def _output(
         data = build_report(result, metrics, options.describe())
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        typer.echo(summary_table(result, metrics))
+        typer.echo(summary_table(result, metrics, convention))
     if report_dir is not None:
         from bot.backtest.page import write_run_report
 
         began = _monotonic()
+        spec = options.describe()
         written = _writing(
-            report_dir, lambda: write_run_report(report_dir, result, metrics, options.describe())
+            report_dir, lambda: write_run_report(report_dir, result, metrics, spec, convention)
         )
         names = ", ".join(p.name for p in written)
         took = _monotonic() - began
@@ -495,6 +500,7 @@ def _sweep_files(
     import functools
 
     from bot.backtest.metrics import compute_metrics
+    from bot.backtest.quoting import report_convention
     from bot.backtest.sweep_report import BEST_RUNS, BestRun, write_sweep_report
 
     began = _monotonic()
@@ -504,10 +510,9 @@ def _sweep_files(
         result = _guarded(rerun, ())
         best.append(BestRun(place, row, result, compute_metrics(result)))
     spec = {**options.describe(), "swept": names}
-    written = _writing(
-        report_dir,
-        lambda: write_sweep_report(report_dir, rows, names, spec=spec, by=by, best=best),
-    )
+    quoted = report_convention(options.price_quote)
+    write = functools.partial(write_sweep_report, spec=spec, by=by, best=best, convention=quoted)
+    written = _writing(report_dir, lambda: write(report_dir, rows, names))
     top = [p.name for p in written if p.parent == report_dir]
     took = _monotonic() - began
     print(

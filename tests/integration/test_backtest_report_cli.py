@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_backtest_cli import DCA, window, write_series
+from bot.backtest.report import format_price
+from tests.integration.test_backtest_cli import APT, DCA, window, write_series
 from tests.support.cli import run_bot as bot
 from tests.unit.backtest.html_tables import read_page
 
@@ -146,3 +147,83 @@ def test_an_unknown_ranking_is_one_line_and_exit_2(series: Path, tmp_path: Path)
         "bot: error: --rank-by 'luck': expected one of return, pnl, vs-lump-sum, drawdown, "
         "entry, fees"
     ]
+
+
+# ── one way to show a price: [display].price_quote ────────────────────────────────────
+
+TAKE_PROFIT = json.dumps(
+    {
+        "token": "APT",
+        "quote_token": "USDC",
+        "entry_price": "5",
+        "targets": [
+            {"percent_above": "20", "fraction": "0.5"},
+            {"percent_above": "50", "fraction": "0.5"},
+        ],
+    }
+)
+
+
+def trades_of(folder: Path) -> list[dict[str, str]]:
+    with (folder / "trades.csv").open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_a_take_profit_report_reads_usdc_per_apt_as_bot_orders_does(
+    series: Path, tmp_path: Path
+) -> None:
+    # It sells APT for USDC (its position counts in APT); the default convention, as in
+    # `bot orders`, writes its prices in USDC per APT: bought / sold, exactly.
+    out = tmp_path / "tp"
+    run = bot(
+        "backtest", "--strategy", "take_profit", "--params", TAKE_PROFIT, *window(7),
+        "--prices", str(series), "--report", str(out), cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "APT per USDC" not in run.stdout
+    (entry,) = [line for line in run.stdout.splitlines() if line.startswith("average entry")]
+    assert entry.endswith(" USDC per APT)")
+    data = json.loads((out / "report.json").read_text())
+    fills = data["fills"]
+    assert fills and all(f["sell_token"] == APT for f in fills)
+    rows = trades_of(out)
+    assert len(rows) == len(fills)
+    for row, fill in zip(rows, fills, strict=True):
+        assert row["price_unit"] == "USDC per APT"
+        assert Decimal(row["price"]) == Decimal(fill["bought"]) / Decimal(fill["sold"])
+        assert Decimal(5) < Decimal(row["price"]) < Decimal(10)  # targets 6 and 7.5
+    m = data["metrics"]  # the accounting is unchanged: invested APT, received USDC
+    assert Decimal(m["avg_entry_quote"]) == Decimal(m["invested"]) / Decimal(m["received"])
+    page = read_page((out / "report.html").read_text())
+    trades = next(t for t in page.tables if t.css == "data")
+    assert all(row[6].endswith(" USDC per APT") for row in trades.rows)
+
+
+def test_price_quote_apt_shows_a_usdc_to_apt_dca_in_apt_per_usdc(
+    series: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "bot.toml"
+    config.write_text('[display]\nprice_quote = ["APT"]\n')
+    out = tmp_path / "dca"
+    run = bot(
+        "-c", str(config), "backtest", "--strategy", "recurring_dca", "--params", DCA,
+        *window(), "--prices", str(series), "--report", str(out), cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    (entry,) = [line for line in run.stdout.splitlines() if line.startswith("average entry")]
+    m = json.loads((out / "report.json").read_text())["metrics"]
+    shown = Decimal(m["received"]) / Decimal(m["invested"])  # APT per USDC
+    assert entry.endswith(f"({format_price(shown)} APT per USDC)")
+    rows = trades_of(out)
+    assert rows and all(r["price_unit"] == "APT per USDC" for r in rows)
+    for row in rows:
+        assert Decimal(row["price"]) == Decimal(row["bought"]) / Decimal(row["sold"])
+    # A sweep's best runs follow it too.
+    swept = tmp_path / "sweep"
+    run = bot(
+        "-c", str(config), "backtest", "--strategy", "recurring_dca", "--params", DCA,
+        *window(), "--prices", str(series), "--sweep", "orders=2,4", "--report", str(swept),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert {r["price_unit"] for r in trades_of(swept / "best-1")} == {"APT per USDC"}
