@@ -126,6 +126,15 @@ class ApiSettings(_Section):
     order_amount_units: Literal["human", "base"] = "human"
     limit_from_wallet_field: Literal["token", "wallet"] = "token"
     orders_page_size: int = Field(default=50, ge=1, le=1000)
+    record_answers_dir: Path | None = None
+    """Record every provider answer here (JSON lines; key and wallet replaced), for
+    `bot api check`; None records nothing. Paper mode records the paper world's answers."""
+    record_answers_max_mb: int = Field(default=50, ge=1, le=100_000)
+    """The folder's files together stay under about this many MiB (oldest deleted)."""
+    record_answers_max_files: int = Field(default=20, ge=2, le=10_000)
+    """At most this many files (one or more a day); the oldest are deleted."""
+    record_answers_max_body_kb: int = Field(default=128, ge=1, le=100_000)
+    """A larger body keeps its first records (a list), else only its size."""
 
     @field_validator("base_url")
     @classmethod
@@ -561,6 +570,15 @@ def load_settings(path: Path | None) -> Settings:
         settings = Settings(**data)
     except ValidationError as exc:
         problems += [_describe(e) for e in exc.errors()]
+    else:
+        key = settings.api.api_key
+        empty = key is not None and not key.get_secret_value().strip()
+        if empty and not problems and settings.mode == "live":
+            # Live never goes without a key: unset gets the SDK's public key (bot.secrets).
+            problems.append(
+                "api.api_key: is empty; unset BOT_API__API_KEY to use the public shared key, "
+                "or set your own (value hidden)"
+            )
     if problems:
         raise ConfigError(problems)
     return settings

@@ -8,10 +8,24 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
+from typing import Final
 
 from pydantic import SecretStr
 
-__all__ = ["SecretFileError", "read_secret_file", "resolve_api_key"]
+__all__ = [
+    "PUBLIC_API_KEY",
+    "SecretFileError",
+    "is_public_api_key",
+    "read_secret_file",
+    "resolve_api_key",
+]
+
+PUBLIC_API_KEY: Final = "a4^KV_EaTf4MW#ZdvgGKX#HUD^3IFEAOV_kzpIE^3BQGA8pDnrkT7JcIy#HNlLGi"
+"""Panora's published public API key: `PANORA_API_KEY` of `@panoraexchange/swap-sdk`
+1.3.1 (`dist/index.es.js`, `dist/types/constants/index.d.ts`), which the SDK sends as
+`x-api-key` when given none. Shared by everyone and rate-limited: the live default only
+until the user sets a key of their own (`bot doctor` warns). Public, yet handled like any
+key: never logged, never shown."""
 
 
 class SecretFileError(Exception):
@@ -43,10 +57,21 @@ def read_secret_file(path: Path, *, what: str = "secret") -> SecretStr:
     return SecretStr(text)
 
 
-def resolve_api_key(api_key: SecretStr | None, api_key_file: Path | None) -> SecretStr | None:
-    """The API key from the environment/config value, else from its file, else None."""
+def resolve_api_key(
+    api_key: SecretStr | None, api_key_file: Path | None, *, live: bool = False
+) -> SecretStr | None:
+    """The API key from the environment/config value, else from its file, else a default.
+
+    The default is `PUBLIC_API_KEY` when `live` (a live bot never goes without a key),
+    None otherwise (the paper world has keys of its own: `[paper].api_keys`).
+    """
     if api_key is not None and api_key.get_secret_value():
         return api_key
     if api_key_file is not None:
         return read_secret_file(api_key_file, what="API key")
-    return None
+    return SecretStr(PUBLIC_API_KEY) if live else None
+
+
+def is_public_api_key(key: SecretStr | None) -> bool:
+    """True when `key` is the SDK's shared public key (whoever configured it)."""
+    return key is not None and key.get_secret_value().strip() == PUBLIC_API_KEY

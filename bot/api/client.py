@@ -6,7 +6,8 @@ world: pass a `transport` to choose.
 
 Retry rules (docs/wire-decisions.md):
 * `GET /prices`, `GET /swap/quote`, `POST /swap` and `getOrders` change nothing: they are
-  retried on connection errors, timeouts, 5xx and 429.
+  retried on connection errors, timeouts, 5xx and 429. A swap answer with `quotes: []`
+  is `NoRoute`, a real answer: not retried (`bot.api.swap_calls`).
 * `createOrder`/`cancelOrder` are retried only when the request provably never reached
   the server (`NotSent`) or was refused with 429. A timeout, a dropped connection, a 5xx or
   an unreadable success body raise `OutcomeUnknown`: the caller reconciles.
@@ -33,6 +34,14 @@ import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from bot import __version__
+from bot.api.answers import (
+    as_record_list,
+    body_text,
+    first_error,
+    int_or,
+    reason,
+    record_id,
+)
 from bot.api.errors import (
     ApiError,
     MalformedResponse,
@@ -54,6 +63,7 @@ from bot.api.models import (
     SwapResponseExactOut,
 )
 from bot.api.params import (
+    ALL_TOKENS_UI,
     CancelOrderRequest,
     DcaCreateRequest,
     GetOrdersRequest,
@@ -62,6 +72,7 @@ from bot.api.params import (
     SwapVariant,
 )
 from bot.api.resilience import Backoff, TokenBucket, parse_retry_after
+from bot.api.swap_calls import no_route, swap_endpoint, swap_query
 from bot.api.units import order_record_to_human
 from bot.api.wire import prefixed, unprefix_keys
 from bot.bounded_body import ACCEPT_ENCODING, BodyRefused, read_limited
@@ -217,16 +228,16 @@ class PanoraClient:
                     response, content, refused = await self._exchange(method, path, params, body)
             except _NOT_SENT as exc:
                 error: ApiError = NotSent(
-                    f"{endpoint}: not sent ({_reason(exc)})", endpoint=endpoint
+                    f"{endpoint}: not sent ({reason(exc)})", endpoint=endpoint
                 )
             except (*_UNKNOWN, TimeoutError) as exc:
-                reason = (
+                why = (
                     f"over the {self._deadline:g} s deadline"
                     if isinstance(exc, TimeoutError)
-                    else _reason(exc)
+                    else reason(exc)
                 )
                 error = OutcomeUnknown(
-                    f"{endpoint}: no complete response ({reason}); outcome unknown",
+                    f"{endpoint}: no complete response ({why}); outcome unknown",
                     endpoint=endpoint,
                 )
                 if changes_state:
@@ -316,11 +327,11 @@ class PanoraClient:
             if changes_state:
                 return OutcomeUnknown(message + "; outcome unknown", endpoint=endpoint)
             return MalformedResponse(
-                message, endpoint=endpoint, body=refused or _text(response, content[:2000])
+                message, endpoint=endpoint, body=refused or body_text(response, content[:2000])
             )
         error = error_for_status(
             response.status_code,
-            refused or _text(response, content[:2000]),
+            refused or body_text(response, content[:2000]),
             body,
             endpoint=endpoint,
             retry_after=parse_retry_after(response.headers.get("retry-after")),
@@ -336,7 +347,7 @@ class PanoraClient:
             parsed = model.model_validate(data, context={"prefix": self.prefix})
         except ValidationError as exc:
             raise MalformedResponse(
-                f"{endpoint}: response does not match the spec: {_first_error(exc)}",
+                f"{endpoint}: response does not match the spec: {first_error(exc)}",
                 endpoint=endpoint,
                 body=str(data)[:2000],
             ) from None
@@ -358,17 +369,20 @@ class PanoraClient:
     ) -> PriceList:
         """`GET /prices`: prices of `tokens` (coin types and/or FA addresses), or of all.
 
-        One malformed record is set aside in `rejected`, not fatal to the list.
+        `ui_only`: True asks for the tokens shown in the provider's UI (`panoraUI=true`),
+        False for every token, shown or hidden (`panoraUI=true,false`, the real form:
+        `ALL_TOKENS_UI`), None leaves the provider's default. One malformed record is set
+        aside in `rejected`, not fatal to the list.
         """
         params: list[tuple[str, str]] = [("chainId", str(self.chain_id))]
         if tokens:
             params.append(("tokenAddress", ",".join(tokens)))
         if ui_only is not None:
-            params.append((prefixed("svcUI", self.prefix), "true" if ui_only else "false"))
+            params.append((prefixed("svcUI", self.prefix), "true" if ui_only else ALL_TOKENS_UI))
         if tags:
             params.append((prefixed("svcTags", self.prefix), ",".join(tags)))
         data = await self._request("GET", "/prices", params=params, changes_state=False)
-        records, rejected = self._parse_each(PriceRecord, _as_record_list(data), "GET /prices")
+        records, rejected = self._parse_each(PriceRecord, as_record_list(data), "GET /prices")
         return PriceList(records=records, rejected=rejected)
 
     def _parse_each(
@@ -380,14 +394,14 @@ class PanoraClient:
             try:
                 record = model.model_validate(item, context={"prefix": self.prefix})
             except ValidationError as exc:
-                record_id = _record_id(item, self.prefix)
-                bad.append(RejectedRecord(index, _first_error(exc), record_id))
+                named = record_id(item, self.prefix)
+                bad.append(RejectedRecord(index, first_error(exc), named))
                 self._log.warning(
                     "api.record_rejected",
                     endpoint=endpoint,
                     index=index,
-                    record_id=record_id,
-                    error=_first_error(exc),
+                    record_id=named,
+                    error=first_error(exc),
                 )
                 continue
             self._note_unknown(endpoint, record)
@@ -398,23 +412,35 @@ class PanoraClient:
     # --- swap -------------------------------------------------------------------------
 
     async def quote(self, request: SwapRequest) -> SwapResponse:
-        """`GET /swap/quote`: a quote without transaction data."""
-        return await self._swap("GET", "/swap/quote", request, with_tx_data=False)
+        """A quote: `POST /swap`, wallet optional (legacy variant: `GET /swap/quote`).
+
+        Raises:
+            NoRoute: the provider answered `quotes: []`.
+        """
+        return await self._swap(request, to_sign=False)
 
     async def swap(self, request: SwapRequest) -> SwapResponse:
-        """`POST /swap`: a quote with `txData` to sign. Spends nothing by itself."""
-        return await self._swap("POST", "/swap", request, with_tx_data=True)
+        """`POST /swap` with the wallet: a quote with `txData` to sign. Spends nothing.
 
-    async def _swap(
-        self, method: str, path: str, request: SwapRequest, *, with_tx_data: bool
-    ) -> SwapResponse:
-        params = [("chainId", str(self.chain_id))] if request.chain_id is None else []
+        Raises:
+            NoRoute: the provider answered `quotes: []`.
+        """
+        return await self._swap(request, to_sign=True)
+
+    async def _swap(self, request: SwapRequest, *, to_sign: bool) -> SwapResponse:
+        method, path = swap_endpoint(self.variant, to_sign=to_sign)
         skipped: list[str] = []
-        params += request.to_query(self.variant, with_tx_data=with_tx_data, skipped_pools=skipped)
+        params = swap_query(
+            request, self.variant, self.chain_id, to_sign=to_sign, skipped_pools=skipped
+        )
         if skipped:
             self._log.warning("api.pools_skipped", reason="address contains a comma", pools=skipped)
         data = await self._request(method, path, params=params, changes_state=False)
         endpoint = f"{method} {path}"
+        missing = no_route(data, request, endpoint)
+        if missing is not None:
+            self._count(missing)
+            raise missing
         if request.exact_in:
             return self._parse(SwapResponseExactIn, data, endpoint)
         return self._parse(SwapResponseExactOut, data, endpoint)
@@ -466,8 +492,8 @@ class PanoraClient:
             raw_orders = [
                 order_record_to_human(o) if isinstance(o, dict) else o for o in raw_orders
             ]
-        page_number = _int_or(data.get("pageNumber"), request.page_number)
-        total_pages = _int_or(data.get("totalPages"), page_number)
+        page_number = int_or(data.get("pageNumber"), request.page_number)
+        total_pages = int_or(data.get("totalPages"), page_number)
         wallet = data.get("toWalletAddress")
         chain = data.get("chainId")
         chain_id = chain if isinstance(chain, int) else None
@@ -477,52 +503,3 @@ class PanoraClient:
             return OrdersPage(chain_id, owner, page_number, total_pages, dca, bad)
         limit, bad = self._parse_each(LimitOrder, raw_orders, endpoint)
         return OrdersPage(chain_id, owner, page_number, total_pages, limit, bad)
-
-
-def _text(response: httpx.Response, content: bytes) -> str:
-    """The body as text for messages: its declared charset, else UTF-8; never raises."""
-    try:
-        return content.decode(response.charset_encoding or "utf-8", errors="replace")
-    except LookupError:
-        return content.decode("utf-8", errors="replace")
-
-
-def _reason(exc: Exception) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _first_error(exc: ValidationError) -> str:
-    errors = exc.errors()
-    if not errors:
-        return "invalid"
-    first = errors[0]
-    where = ".".join(str(p) for p in first.get("loc", ())) or "record"
-    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"{where}: {first.get('msg', 'invalid')}{more}"
-
-
-def _record_id(item: Any, prefix: str) -> str | None:
-    if not isinstance(item, dict):
-        return None
-    for key in ("svcTxId", prefixed("svcTxId", prefix), "tokenAddress", "faAddress"):
-        value = item.get(key)
-        if isinstance(value, str):
-            return value
-    return None
-
-
-def _int_or(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
-def _as_record_list(data: Any) -> list[Any]:
-    """The price endpoint may answer with a list, one object, or a wrapper holding a list."""
-    if isinstance(data, list):
-        return data
-    if isinstance(data, dict):
-        for key in ("data", "prices", "result"):
-            if isinstance(data.get(key), list):
-                return list(data[key])
-        return [data]
-    return [data]

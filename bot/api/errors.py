@@ -10,6 +10,8 @@ ApiError
 │                           a 2xx body it cannot read): reconcile, never blindly retry
 ├── MalformedResponse       a 2xx whose body is not the shape the spec describes, or is
 │                           over the size or JSON nesting limit
+├── NoRoute                 a swap answer with `quotes: []`: the provider found no route
+│                           (a real answer, not a fault: never retried)
 └── ResponseError           the server answered with an error status
     ├── BadRequest          400
     ├── Unauthorized        401 (missing or wrong API key)
@@ -31,6 +33,7 @@ __all__ = [
     "ApiError",
     "BadRequest",
     "MalformedResponse",
+    "NoRoute",
     "NotFound",
     "NotSent",
     "OutcomeUnknown",
@@ -76,6 +79,33 @@ class MalformedResponse(ApiError):
     def __init__(self, message: str, *, endpoint: str = "", body: str = "") -> None:
         super().__init__(message, endpoint=endpoint)
         self.body = body[:2000]
+
+
+class NoRoute(ApiError):
+    """The provider found no route for a swap: it answered `quotes: []`.
+
+    SDK 1.3.1 reads the same answer as "No routes present". A real answer: never retried.
+
+    Attributes:
+        sell, buy: the tokens as sent (coin types or FA addresses).
+        amount: the amount as sent (human units), of `sell` when `exact_in`, else of `buy`.
+        exact_in: True when selling an exact amount.
+    """
+
+    def __init__(
+        self, sell: str, buy: str, amount: str, *, exact_in: bool, endpoint: str = ""
+    ) -> None:
+        self.sell = sell
+        self.buy = buy
+        self.amount = amount
+        self.exact_in = exact_in
+        super().__init__(self.describe(sell, buy), endpoint=endpoint)
+
+    def describe(self, sell_name: str, buy_name: str) -> str:
+        """`no route for 10 APT → USDC` (ExactIn) or `no route for APT → 5 USDC` (ExactOut)."""
+        if self.exact_in:
+            return f"no route for {self.amount} {sell_name} → {buy_name}"
+        return f"no route for {sell_name} → {self.amount} {buy_name}"
 
 
 class ResponseError(ApiError):

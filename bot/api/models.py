@@ -19,6 +19,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from pydantic import Field, field_validator
 
+from bot.api.errors import NoRoute
 from bot.api.wire import (
     Amount,
     Count,
@@ -279,20 +280,38 @@ class LimitOrder(_OrderBase):
 
 
 class SwapTokenInfo(WireModel):
-    """`fromToken`/`toToken` at the top of a swap response."""
+    """`fromToken`/`toToken` at the top of a swap response.
+
+    SDK 1.3.1 (`resources/type.d.ts`, `Token`): `{address, name, symbol, decimals,
+    current_price}`; older answers carry only address, decimals and price.
+    """
 
     address: str
+    name: str | None = None
+    symbol: str | None = None
     decimals: Count | None = None
     current_price: OptAmount = None
 
 
 class FeeToken(WireModel):
-    """The fee token object of a quote (also the token shape of route hops)."""
+    """The token fees are paid in (also the token shape of route hops).
 
+    Two real shapes: SDK 1.3.1's top-level `feeToken` `{address, name, symbol, decimals,
+    current_price}`, and the older per-quote `feeToken` `{tokenType, name, symbol,
+    decimals}` (SDK 1.0.8). Both parse; `identity` gives whichever address it has.
+    """
+
+    address: str | None = None
     token_type: str | None = Field(default=None, alias="tokenType")
     name: str | None = None
     symbol: str | None = None
     decimals: Count | None = None
+    current_price: OptAmount = None
+
+    @property
+    def identity(self) -> str | None:
+        """The token's address or coin type, whichever the answer gave."""
+        return self.address or self.token_type
 
 
 class RouteHop(WireModel):
@@ -332,13 +351,34 @@ class TxData(WireModel):
 
 
 class _QuoteBase(WireModel):
+    """What ExactIn and ExactOut quotes share.
+
+    The fee: SDK 1.3.1 names it `feeTokenAmount`/`feeTokenAmountUSD` (in the response's
+    top-level `feeToken`); SDK 1.0.8 `feeAmount`/`feeAmountUSD` with a per-quote
+    `feeToken`. Both are read; `fee` prefers the current name.
+    """
+
     price_impact: OptSignedDecimal = Field(default=None, alias="priceImpact")
     slippage_percentage: OptAmount = Field(default=None, alias="slippagePercentage")
+    fee_token_amount: OptAmount = Field(default=None, alias="feeTokenAmount")
+    fee_token_amount_usd: OptAmount = Field(default=None, alias="feeTokenAmountUSD")
     fee_amount: OptAmount = Field(default=None, alias="feeAmount")
     fee_amount_usd: OptAmount = Field(default=None, alias="feeAmountUSD")
     fee_token: FeeToken | None = Field(default=None, alias="feeToken")
     tx_data: TxData | None = Field(default=None, alias="txData")
     route: list[Route] | None = None
+
+    @property
+    def fee(self) -> Decimal | None:
+        """The fee amount (human units of the fee token), under either name; None if absent."""
+        return self.fee_token_amount if self.fee_token_amount is not None else self.fee_amount
+
+    @property
+    def fee_usd(self) -> Decimal | None:
+        """The fee's USD value under either name; None if absent or null."""
+        if self.fee_token_amount_usd is not None:
+            return self.fee_token_amount_usd
+        return self.fee_amount_usd
 
 
 class SwapQuoteExactIn(_QuoteBase):
@@ -366,12 +406,23 @@ class SwapResponseExactIn(WireModel):
     to_token: SwapTokenInfo = Field(alias="toToken")
     from_token_amount: Amount = Field(alias="fromTokenAmount")
     from_token_amount_usd: OptAmount = Field(default=None, alias="fromTokenAmountUSD")
-    quotes: list[SwapQuoteExactIn] = Field(min_length=1)
+    fee_token: FeeToken | None = Field(default=None, alias="feeToken")
+    quotes: list[SwapQuoteExactIn]
 
     @property
     def best(self) -> SwapQuoteExactIn:
-        """The first quote: the provider lists its chosen route first."""
+        """The first quote: the provider lists its chosen route first.
+
+        Raises:
+            NoRoute: `quotes` is empty (the client raises it before returning such a body).
+        """
+        if not self.quotes:
+            raise _no_route(self)
         return self.quotes[0]
+
+    def fee_token_of(self, quote: SwapQuoteExactIn) -> FeeToken | None:
+        """The token `quote`'s fee is in: its own `feeToken` (older), else the top-level one."""
+        return quote.fee_token or self.fee_token
 
 
 class SwapResponseExactOut(WireModel):
@@ -383,12 +434,33 @@ class SwapResponseExactOut(WireModel):
     to_token: SwapTokenInfo = Field(alias="toToken")
     to_token_amount: Amount = Field(alias="toTokenAmount")
     to_token_amount_usd: OptAmount = Field(default=None, alias="toTokenAmountUSD")
-    quotes: list[SwapQuoteExactOut] = Field(min_length=1)
+    fee_token: FeeToken | None = Field(default=None, alias="feeToken")
+    quotes: list[SwapQuoteExactOut]
 
     @property
     def best(self) -> SwapQuoteExactOut:
-        """The first quote: the provider lists its chosen route first."""
+        """The first quote: the provider lists its chosen route first.
+
+        Raises:
+            NoRoute: `quotes` is empty (the client raises it before returning such a body).
+        """
+        if not self.quotes:
+            raise _no_route(self)
         return self.quotes[0]
+
+    def fee_token_of(self, quote: SwapQuoteExactOut) -> FeeToken | None:
+        """The token `quote`'s fee is in: its own `feeToken` (older), else the top-level one."""
+        return quote.fee_token or self.fee_token
+
+
+def _no_route(response: SwapResponseExactIn | SwapResponseExactOut) -> NoRoute:
+    if isinstance(response, SwapResponseExactIn):
+        amount, exact_in = response.from_token_amount, True
+    else:
+        amount, exact_in = response.to_token_amount, False
+    return NoRoute(
+        response.from_token.address, response.to_token.address, str(amount), exact_in=exact_in
+    )
 
 
 # --- createOrder / cancelOrder responses (not shown in the spec) ------------------------

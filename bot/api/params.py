@@ -20,6 +20,7 @@ from bot.api.wire import prefixed
 from bot.money import MoneyError, format_decimal, parse_decimal, truncate_places
 
 __all__ = [
+    "ALL_TOKENS_UI",
     "AUTO",
     "CancelOrderRequest",
     "DcaCreateRequest",
@@ -98,17 +99,43 @@ def _check_address(field: str, value: str) -> str:
     return value
 
 
-def _list_param(names: Sequence[str], variant: SwapVariant) -> str:
-    joined = ",".join(names)
-    return joined if variant == "legacy" else f"[{joined}]"
+def _list_param(names: Sequence[str]) -> str:
+    """`Thala,Hyperion`: list parameters joined with commas, never bracketed.
+
+    Every SDK version does so (1.3.1 and 1.0.8 `dist/index.es.js`: `includeSources?.join(",")`).
+    """
+    return ",".join(name.strip() for name in names)
+
+
+def _flag(value: bool) -> str:
+    """A boolean query value as axios writes the SDK's booleans: `true`/`false`."""
+    return "true" if value else "false"
+
+
+ALL_TOKENS_UI: Final = "true,false"
+"""`panoraUI` for every token, listed or hidden: the docs' "Set as true, false to get all
+tokens", the SDK's `[true, false]`, and what public callers send. `false` alone asks for
+the hidden ones only."""
+MAX_HOPS: Final = 5
+
+
+def _max_hops(value: int | str) -> str:
+    if value == "max":
+        return "max"
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_HOPS:
+        raise RequestRuleError("maxHops", f"must be 1 to {MAX_HOPS} or max, got {value!r}")
+    return str(value)
 
 
 @dataclass(frozen=True)
 class SwapRequest:
-    """Parameters of `POST /swap` and `GET /swap/quote` (spec 4.7).
+    """Parameters of `POST /swap` and `GET /swap/quote` (spec 4.7; SDK 1.3.1 `SwapParams`).
 
     Exactly one of `from_amount` (ExactIn) and `to_amount` (ExactOut) is given, in human
-    units (10.5 tokens, not base units).
+    units (10.5 tokens, not base units). At most one of `include_sources` and
+    `exclude_sources` (the SDK refuses both). `include_pools`, `only_direct_routes`,
+    `max_hops` (1–5 or `max`) and `disable_splits` are the current variant's route
+    controls; the legacy variant knows only the first two.
     """
 
     from_token: str
@@ -123,6 +150,8 @@ class SwapRequest:
     exclude_sources: tuple[str, ...] | None = None
     include_pools: tuple[str, ...] | None = None
     only_direct_routes: bool | None = None
+    max_hops: int | Literal["max"] | None = None
+    disable_splits: bool | None = None
     chain_id: int | None = None
 
     @property
@@ -137,7 +166,8 @@ class SwapRequest:
 
         Args:
             variant: `current` or `legacy` (older endpoint variant).
-            with_tx_data: True for `POST /swap`, which requires `toWalletAddress`.
+            with_tx_data: True for a swap to sign, which requires `toWalletAddress`; a
+                quote (`POST /swap` or legacy `GET /swap/quote`) may omit the wallet.
             skipped_pools: receives coin-standard pools skipped because their address
                 contains a comma (the spec says they are skipped).
 
@@ -160,7 +190,7 @@ class SwapRequest:
         if self.to_wallet is not None:
             query.append(("toWalletAddress", _check_address("toWalletAddress", self.to_wallet)))
         elif with_tx_data:
-            raise RequestRuleError("toWalletAddress", "is required for POST /swap")
+            raise RequestRuleError("toWalletAddress", "is required for a swap to sign")
         slippage = check_slippage(self.slippage, variant)
         if slippage is not None:
             query.append(("slippagePercentage", slippage))
@@ -173,22 +203,29 @@ class SwapRequest:
                     "integratorFeeAddress", "must be 0x followed by 64 hex characters"
                 )
             query.append(("integratorFeeAddress", self.integrator_fee_address))
+        if self.include_sources is not None and self.exclude_sources is not None:
+            raise RequestRuleError(
+                "includeSources/excludeSources", "give only one of the two, not both"
+            )
         for name, values in (
             ("includeSources", self.include_sources),
             ("excludeSources", self.exclude_sources),
         ):
             if values:
-                query.append((name, _list_param(values, variant)))
-        query.extend(self._legacy_only(variant, skipped_pools))
+                query.append((name, _list_param(values)))
+        query.extend(self._route_controls(variant, skipped_pools))
         return query
 
-    def _legacy_only(
+    def _route_controls(
         self, variant: SwapVariant, skipped_pools: list[str] | None
     ) -> list[tuple[str, str]]:
+        """includePools, onlyDirectRoutes (both variants); maxHops, disableSplits (current).
+
+        Sent as the SDK 1.3.1 sends them: pools comma-joined, booleans `true`/`false`,
+        maxHops `1`–`5` or `max`.
+        """
         extra: list[tuple[str, str]] = []
         if self.include_pools is not None:
-            if variant != "legacy":
-                raise RequestRuleError("includePools", "exists only in the legacy swap variant")
             pools = [p for p in self.include_pools if "," not in p]
             if skipped_pools is not None:
                 skipped_pools.extend(p for p in self.include_pools if "," in p)
@@ -199,9 +236,14 @@ class SwapRequest:
             if pools:
                 extra.append(("includePools", ",".join(pools)))
         if self.only_direct_routes is not None:
-            if variant != "legacy":
-                raise RequestRuleError("onlyDirectRoutes", "exists only in the legacy swap variant")
-            extra.append(("onlyDirectRoutes", "true" if self.only_direct_routes else "false"))
+            extra.append(("onlyDirectRoutes", _flag(self.only_direct_routes)))
+        for name, value in (("maxHops", self.max_hops), ("disableSplits", self.disable_splits)):
+            if value is not None and variant == "legacy":
+                raise RequestRuleError(name, "exists only in the current swap variant")
+        if self.max_hops is not None:
+            extra.append(("maxHops", _max_hops(self.max_hops)))
+        if self.disable_splits is not None:
+            extra.append(("disableSplits", _flag(self.disable_splits)))
         return extra
 
     @staticmethod

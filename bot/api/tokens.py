@@ -24,6 +24,9 @@ def token_of(record: PriceRecord) -> Token:
 
 
 async def fetch_token_book(client: PanoraClient) -> TokenBook:
-    """Every token of the provider's full price list (`…UI=false`)."""
+    """Every token of the provider's full price list, shown or hidden (`panoraUI=true,false`).
+
+    `false` alone would ask for the hidden tokens only: APT and USDC would be missing.
+    """
     prices = await client.get_prices(ui_only=False)
     return TokenBook(token_of(r) for r in prices.records if r.token_address or r.fa_address)

@@ -40,6 +40,7 @@ class _Verbs(LazyGroup):
             "journal": "bot.cli.journal_cmd:app",
             "keys": "bot.cli.keys_cmd:app",
             "alerts": "bot.cli.alerts_cmd:app",
+            "api": "bot.cli.api_cmd:app",
         }.items()
     }
 

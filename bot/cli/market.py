@@ -14,7 +14,7 @@ from typing import Annotated, Any, Final
 
 import typer
 
-from bot.api import ApiError, PanoraClient, SwapRequest
+from bot.api import ApiError, NoRoute, PanoraClient, SwapRequest
 from bot.api.models import PriceRecord, SwapResponseExactIn
 from bot.api.params import check_slippage
 from bot.api.tokens import fetch_token_book
@@ -161,6 +161,8 @@ def quote(
 
     try:
         response = asyncio.run(run())
+    except NoRoute as exc:  # `quotes: []`: the provider's answer, not a fault
+        fail(exc.describe(from_token, to_token))
     except ApiError as exc:
         fail(str(exc))
     if as_json:
@@ -180,6 +182,9 @@ def quote(
             f"pay {format_decimal(best.from_token_amount)} {from_token} "
             f"(at most {format_decimal(best.max_from_token_amount)} after slippage)"
         )
-    fee = format_decimal(best.fee_amount) if best.fee_amount is not None else "0"
+    fee_token = response.fee_token_of(best)
+    fee_symbol = (fee_token.symbol or fee_token.identity) if fee_token is not None else None
+    fee = format_decimal(best.fee) if best.fee is not None else "0"
+    fee = f"{fee} {fee_symbol}" if fee_symbol else fee
     typer.echo(f"slippage {best.slippage_percentage}%, price impact {impact}, fee {fee}")
     typer.echo(price_source(settings))

@@ -14,6 +14,7 @@ chain id the config names (`[chain].chain_id` live, `[paper.node].chain_id` pape
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +26,7 @@ from aptos_sdk import ed25519
 from pydantic import SecretStr
 
 from bot.api import PanoraClient
+from bot.api.recording import recording_transport
 from bot.api.tokens import fetch_token_book
 from bot.aptos.tokens import TokenBook, TokenLookupError
 from bot.chain import (
@@ -159,7 +161,8 @@ def connect(
     Raises:
         SecretFileError: the API key file is missing or too open.
     """
-    key = resolve_api_key(settings.api.api_key, settings.api.api_key_file)
+    live = settings.mode == "live"  # live: the SDK's public key when none is configured
+    key = resolve_api_key(settings.api.api_key, settings.api.api_key_file, live=live)
     transport: httpx.AsyncBaseTransport | None = None
     world = None
     clock: Clock = RealClock()
@@ -186,9 +189,29 @@ def connect(
                 )
             transport = httpx.ASGITransport(app=world.app)
             clock = world.market.clock
-    client = PanoraClient.from_settings(api, api_key=key, transport=transport)
+    recorded = recording_transport(
+        api,
+        transport,
+        now=clock.now,
+        mode=settings.mode,
+        wallets=_own_wallets(settings),
+        api_key=key,
+    )
+    client = PanoraClient.from_settings(api, api_key=key, transport=recorded)
     node = NodeClient.from_settings(chain_settings(settings), transport=transport)
     return Connection(client, node, clock, world)
+
+
+def _own_wallets(settings: Settings) -> list[str]:
+    """The wallet addresses a recording of answers hides (`[api].record_answers_dir`)."""
+    if settings.api.record_answers_dir is None:
+        return []
+    wallets = [settings.wallet.address] if settings.wallet.address else []
+    if settings.wallet.key_file or settings.wallet.private_key:
+        with contextlib.suppress(KeyFileError):  # the verbs that need the key say why
+            key = load_private_key(settings.wallet.key_file, settings.wallet.private_key)
+            wallets.append(str(account_address(key)))
+    return wallets
 
 
 @dataclass

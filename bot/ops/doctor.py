@@ -394,8 +394,11 @@ class Doctor:
         results = [file_check, key_check]
         node_checks, ledger, local_now = await self.check_node()
         results += node_checks
+        from bot.ops.doctor_key import check_api_key_source  # it imports this module
+
         api_check, book = await self.check_api()
-        results += [api_check, await self.check_orders(book, wallet)]
+        results += [check_api_key_source(self.settings), api_check]
+        results.append(await self.check_orders(book, wallet))
         balances_check, units = await self.check_balances(ledger, book, wallet, strategies)
         results.append(balances_check)
         results.append(await self.check_gas(ledger, book, wallet, units))

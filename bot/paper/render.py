@@ -117,14 +117,27 @@ class Renderer:
         legacy: bool,
         dex_name: str,
     ) -> dict[str, Any]:
-        """The ExactIn or ExactOut response of `/swap` and `/swap/quote` (spec 4.7)."""
+        """The ExactIn or ExactOut response of `/swap` and `/swap/quote`.
+
+        Current variant: SDK 1.3.1's shape (`resources/type.d.ts`): tokens as `{address,
+        name, symbol, decimals, current_price}`, a top-level `feeToken` (the sold token:
+        the paper router takes its fees from the input) and `quotes[].feeTokenAmount` /
+        `feeTokenAmountUSD`. Legacy: the older shape (SDK 1.0.8): `feeAmount` and a
+        per-quote `feeToken {tokenType, …}`, with `route`.
+        """
         sell, buy = terms.sell, terms.buy
+        fee = self.human(terms.fee_total, sell)
         quote: dict[str, Any] = {
             "slippagePercentage": format_decimal(terms.slippage),
             "priceImpact": self._impact(terms, at),
-            "feeAmount": self.human(terms.fee_total, sell),
-            "feeToken": self.fee_token(sell),
         }
+        if legacy:
+            quote |= {"feeAmount": fee, "feeToken": self.fee_token(sell)}
+        else:
+            quote |= {
+                "feeTokenAmount": fee,
+                "feeTokenAmountUSD": self.usd_value(terms.fee_total, sell, at),
+            }
         if terms.exact_in:
             quote |= {
                 "toTokenAmount": self.human(terms.amount_out, buy),
@@ -141,27 +154,47 @@ class Renderer:
             quote["txData"] = tx_data
         if legacy:
             quote["route"] = [self._route(terms, dex_name)]
-        else:
-            quote["feeAmountUSD"] = self.usd_value(terms.fee_total, sell, at)
-        response: dict[str, Any] = {
-            "fromToken": self._swap_token(sell, at),
-            "toToken": self._swap_token(buy, at),
-        }
-        if terms.exact_in:
-            response["fromTokenAmount"] = self.human(terms.amount_in, sell)
-            response["fromTokenAmountUSD"] = self.usd_value(terms.amount_in, sell, at)
-        else:
-            response["toTokenAmount"] = self.human(terms.amount_out, buy)
-            response["toTokenAmountUSD"] = self.usd_value(terms.amount_out, buy, at)
+        given = terms.amount_in if terms.exact_in else terms.amount_out
+        response = self.swap_head(
+            sell, buy, at, legacy=legacy, exact_in=terms.exact_in, amount=given
+        )
         response["quotes"] = [quote]
         return response
 
-    def _swap_token(self, token: Token, at: datetime) -> dict[str, Any]:
+    def swap_head(
+        self, sell: Token, buy: Token, at: datetime, *, legacy: bool, exact_in: bool, amount: int
+    ) -> dict[str, Any]:
+        """A swap response without its quotes: the tokens and the amount given.
+
+        `amount` is in base units of the sold token (ExactIn) or the bought one (ExactOut).
+        With `quotes: []` added it is the no-route answer.
+        """
+        response: dict[str, Any] = {
+            "fromToken": self._swap_token(sell, at, legacy=legacy),
+            "toToken": self._swap_token(buy, at, legacy=legacy),
+        }
+        if not legacy:
+            response["feeToken"] = self._swap_token(sell, at, legacy=False)
+        if exact_in:
+            response["fromTokenAmount"] = self.human(amount, sell)
+            response["fromTokenAmountUSD"] = self.usd_value(amount, sell, at)
+        else:
+            response["toTokenAmount"] = self.human(amount, buy)
+            response["toTokenAmountUSD"] = self.usd_value(amount, buy, at)
+        return response
+
+    def _swap_token(self, token: Token, at: datetime, *, legacy: bool) -> dict[str, Any]:
+        """SDK 1.3.1's `Token` (legacy: address, decimals and price only)."""
         usd = self._usd(token, at)
+        price = format_decimal(usd) if usd is not None else None
+        if legacy:
+            return {"address": token.address, "decimals": token.decimals, "current_price": price}
         return {
             "address": token.address,
+            "name": token.name or token.symbol,
+            "symbol": token.symbol,
             "decimals": token.decimals,
-            "current_price": format_decimal(usd) if usd is not None else None,
+            "current_price": price,
         }
 
     def _impact(self, terms: SwapTerms, at: datetime) -> str | None:

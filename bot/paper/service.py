@@ -25,6 +25,7 @@ from bot.paper.core.router import RouterCall, build_router_txdata
 from bot.paper.core.swaps import SwapError
 from bot.paper.faces.asgi import HttpError, Request
 from bot.paper.orders_wire import OrderRenderer, page_of
+from bot.paper.swap_query import check_route_controls, sources_allow, ui_filter
 
 __all__ = ["PaperService"]
 
@@ -125,9 +126,7 @@ class PaperService:
         self._chain(request.param("chainId"))
         raw = request.param("tokenAddress")
         addresses = split_names(raw) if raw else None
-        ui_text = request.param(f"{self.prefix}UI") or request.param("svcUI")
-        if ui_text not in (None, "true", "false"):
-            raise _bad(f"{self.prefix}UI must be true or false")
+        ui = ui_filter(request.param(f"{self.prefix}UI") or request.param("svcUI"), self.prefix)
         tags_text = request.param(f"{self.prefix}Tags") or request.param("svcTags")
         tags = [t.strip() for t in tags_text.split(",") if t.strip()] if tags_text else None
         now = self.market.now
@@ -143,7 +142,7 @@ class PaperService:
             )
             for token in self.market.tokens.select(
                 addresses,
-                ui_only=ui_text != "false",
+                ui=ui,
                 tags=tags,
                 priced=lambda t: prices.is_visible(t.address),
             )
@@ -152,7 +151,11 @@ class PaperService:
     # --- /swap and /swap/quote ----------------------------------------------------------
 
     def swap(self, request: Request, *, with_tx_data: bool) -> dict[str, Any]:
-        """A quote, with `txData` for `POST /swap` (spec 4.7)."""
+        """A quote: `POST /swap` or the older `GET /swap/quote`.
+
+        The wallet is optional; `POST /swap` adds `txData` when one is given. `quotes: []`
+        when the sources leave no route, as the real service answers (SDK 1.3.1).
+        """
         self._chain(request.param("chainId"))
         sell = self._token("fromTokenAddress", request.param("fromTokenAddress"))
         buy = self._token("toTokenAddress", request.param("toTokenAddress"))
@@ -162,7 +165,7 @@ class PaperService:
         if (from_text is None) == (to_text is None):
             raise _bad("send exactly one of fromTokenAmount and toTokenAmount")
         recipient = self._wallet(
-            "toWalletAddress", request.param("toWalletAddress"), required=with_tx_data
+            "toWalletAddress", request.param("toWalletAddress"), required=False
         )
         slippage_text = request.param("slippagePercentage")
         slippage: Decimal | Literal["auto"] = (
@@ -178,17 +181,22 @@ class PaperService:
         integrator = request.param("integratorFeeAddress")
         if integrator is not None and not _FEE_ADDRESS_RE.match(integrator):
             raise _bad("integratorFeeAddress must be 0x followed by 64 hex characters")
-        self._check_variant_params(request)
-        excluded = request.param("excludeSources") or ""
-        names = {name.strip() for name in excluded.strip().strip("[]").split(",")}
-        if self.render_dex_name() in names:
-            raise HttpError(404, "no route found with the given sources")
+        check_route_controls(request, self.variant)
+        amount_in = self._amount("fromTokenAmount", from_text, sell) if from_text else None
+        amount_out = self._amount("toTokenAmount", to_text, buy) if to_text else None
+        if not sources_allow(request, self.render_dex_name()):  # the real "no route" answer
+            given = amount_in if amount_in is not None else amount_out or 0
+            legacy = self.variant == "legacy"
+            head = self.render.swap_head(
+                sell, buy, self.market.now, legacy=legacy, exact_in=bool(from_text), amount=given
+            )
+            return {**head, "quotes": []}
         try:
             terms = self.market.quote(
                 sell,
                 buy,
-                amount_in=self._amount("fromTokenAmount", from_text, sell) if from_text else None,
-                amount_out=self._amount("toTokenAmount", to_text, buy) if to_text else None,
+                amount_in=amount_in,
+                amount_out=amount_out,
                 slippage=slippage,
                 integrator_fee_pct=fee_pct,
             )
@@ -218,21 +226,6 @@ class PaperService:
     def render_dex_name(self) -> str:
         """The DEX name the paper pools show in routes."""
         return self.market.config.pools.dex_name
-
-    def _check_variant_params(self, request: Request) -> None:
-        pools = request.param("includePools")
-        direct = request.param("onlyDirectRoutes")
-        if self.variant != "legacy":
-            for name, value in (("includePools", pools), ("onlyDirectRoutes", direct)):
-                if value is not None:
-                    raise _bad(f"{name} is only accepted by the legacy swap variant")
-            return
-        if pools is not None:
-            kept = [p for p in pools.split(",") if p.strip()]
-            if len(kept) > 10:
-                raise _bad(f"includePools accepts at most 10 pools, got {len(kept)}")
-        if direct not in (None, "true", "false"):
-            raise _bad("onlyDirectRoutes must be true or false")
 
     # --- orders -------------------------------------------------------------------------
 

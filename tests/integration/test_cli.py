@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from bot.secrets import PUBLIC_API_KEY
 from tests.support.cli import ROOT
 from tests.support.cli import run_bot as run_any_bot
 from tests.support.loopback import serve
-from tests.support.provider_stub import APT, ProviderStub
+from tests.support.provider_stub import APT, ProviderStub, Reply
 
 API_KEY = "cli-test-key-7d2a41b9"
+USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"
 
 
 def run_bot(
@@ -117,7 +119,43 @@ def test_quote_prints_amounts_and_credit(provider: tuple[str, ProviderStub]) -> 
     assert result.returncode == 0, result.stderr
     assert "receive 51.123456" in result.stdout
     assert "at least 50.867838" in result.stdout
-    assert stub.requests[-1].path == "/swap/quote"
+    assert "fee 0.01 APT" in result.stdout  # the fee names its token
+    # Quoted as the current docs and SDK 1.3.1 do: POST /swap, no wallet needed.
+    seen = stub.requests[-1]
+    assert (seen.method, seen.path) == ("POST", "/swap")
+    assert seen.param("toWalletAddress") is None
+    # No key configured, live: the SDK's public key is sent (never shown).
+    assert seen.headers["x-api-key"] == PUBLIC_API_KEY
+    assert PUBLIC_API_KEY not in result.stdout + result.stderr
+
+
+def test_quote_without_a_route_is_one_clear_line(provider: tuple[str, ProviderStub]) -> None:
+    url, stub = provider
+    # The real "no route" answer: `quotes: []` (SDK 1.3.1 Swap.swap: "No routes present").
+    no_route = {
+        "fromToken": {"address": APT, "decimals": 8, "current_price": "5.12"},
+        "toToken": {"address": USDC, "decimals": 6, "current_price": "0.9998"},
+        "fromTokenAmount": "10",
+        "quotes": [],
+    }
+    stub.script("POST", "/swap", Reply(body=no_route))
+    before = len(stub.requests)
+    result = run_bot(
+        "quote", APT, USDC, "--sell", "10", env={"BOT_MODE": "live", "BOT_API__BASE_URL": url}
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stderr.splitlines() == [f"bot: error: no route for 10 {APT} → {USDC}"]
+    assert len(stub.requests) == before + 1  # a real answer: not retried
+
+
+def test_an_empty_api_key_cannot_start_live() -> None:
+    env = {"BOT_MODE": "live", "BOT_API__API_KEY": ""}
+    result = run_bot("quote", APT, USDC, "--sell", "1", env=env)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "bot: error: api.api_key: is empty; unset BOT_API__API_KEY to use the public shared "
+        "key, or set your own (value hidden)"
+    ]
 
 
 def test_an_unreachable_provider_fails_with_one_line_and_exit_1() -> None:

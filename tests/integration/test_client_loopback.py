@@ -16,6 +16,7 @@ from bot.api import (
     GetOrdersRequest,
     LimitCreateRequest,
     MalformedResponse,
+    NoRoute,
     NotFound,
     NotSent,
     OrderFilter,
@@ -96,7 +97,7 @@ async def test_prices_sends_filters_and_parses_both_number_styles(
         result = await client.get_prices([APT, USDC_FA], ui_only=False, tags=["Verified"])
     call = stub.calls("GET", "/prices")[0]
     assert call.param("tokenAddress") == f"{APT},{USDC_FA}"
-    assert call.param("panoraUI") == "false"
+    assert call.param("panoraUI") == "true,false"  # "all tokens" (SDK 1.3.1, Panora docs)
     assert call.param("panoraTags") == "Verified"
     assert call.param("chainId") == "1"
     apt, usdc = result.records
@@ -262,13 +263,13 @@ async def test_error_statuses_raise_typed_errors_with_the_server_message(
     base_url: str, stub: ProviderStub, sleeps: SleepRecorder, status: int, error_type: type
 ) -> None:
     body = {"statusCode": status, "message": f"reason {status}", "status": "fail"}
-    stub.script("GET", "/swap/quote", Reply(status, body))
+    stub.script("POST", "/swap", Reply(status, body))
     async with make_client(base_url, sleeps) as client:
         with pytest.raises(error_type) as caught:
             await client.quote(SwapRequest(APT, USDC_FA, from_amount=Decimal("1")))
     assert caught.value.status_code == status
     assert caught.value.server_message == f"reason {status}"
-    assert len(stub.calls("GET", "/swap/quote")) == 1  # client errors are not retried
+    assert len(stub.calls("POST", "/swap")) == 1  # client errors are not retried
 
 
 async def test_an_error_body_of_another_shape_still_gives_a_typed_error(
@@ -329,11 +330,11 @@ async def test_429_exhausted_raises_rate_limited_with_retry_after(
 async def test_a_read_timeout_is_retried_for_a_quote(
     base_url: str, stub: ProviderStub, sleeps: SleepRecorder
 ) -> None:
-    stub.script("GET", "/swap/quote", Reply(body={}, delay=1.0))
+    stub.script("POST", "/swap", Reply(body={}, delay=1.0))
     async with make_client(base_url, sleeps, read_timeout=0.3) as client:
         response = await client.quote(SwapRequest(APT, USDC_FA, from_amount=Decimal("10")))
     assert isinstance(response, SwapResponseExactIn)
-    assert len(stub.calls("GET", "/swap/quote")) == 2
+    assert len(stub.calls("POST", "/swap")) == 2
 
 
 async def test_create_order_is_not_retried_after_a_dropped_connection(
@@ -395,7 +396,7 @@ async def test_connection_refused_is_not_sent(sleeps: SleepRecorder) -> None:
 async def test_a_malformed_success_body_of_a_read_is_a_typed_error(
     base_url: str, stub: ProviderStub, sleeps: SleepRecorder
 ) -> None:
-    stub.script("GET", "/swap/quote", *[Reply(body={"quotes": "nope"})] * 2)
+    stub.script("POST", "/swap", *[Reply(body={"quotes": "nope"})] * 2)
     async with make_client(base_url, sleeps) as client:
         with pytest.raises(MalformedResponse, match="does not match the spec"):
             await client.quote(SwapRequest(APT, USDC_FA, from_amount=Decimal("1")))
@@ -407,7 +408,7 @@ async def test_the_api_key_never_appears_in_log_output(
     out = io.StringIO()
     configure_logging(fmt="json", level="debug", stream=out)
     stub.script("GET", "/prices", Reply(500, {"message": f"echo {API_KEY}"}))
-    stub.script("GET", "/swap/quote", Reply(401, {"message": "bad key " + API_KEY}))
+    stub.script("POST", "/swap", Reply(401, {"message": "bad key " + API_KEY}))
     try:
         async with make_client(base_url, sleeps) as client:
             await client.get_prices()
@@ -422,3 +423,102 @@ async def test_the_api_key_never_appears_in_log_output(
     assert "api.retry" in text  # the retry after the 500 was logged…
     assert API_KEY not in text  # …and nothing logged carries the key
     assert "[REDACTED]" in text
+
+
+# --- real request forms and bodies (issue #16) -------------------------------------------
+
+
+async def test_a_quote_is_post_swap_without_a_wallet_and_legacy_uses_get_swap_quote(
+    base_url: str, stub: ProviderStub, sleeps: SleepRecorder
+) -> None:
+    # SDK 1.3.1 dist/index.es.js, Quote.getQuote: `method: "POST"` to "/swap", the
+    # parameters in the query, `client.post(endpoint, {}, { params })`; toWalletAddress
+    # optional. SDK 1.0.8 used GET /swap/quote (our "legacy" variant).
+    request = SwapRequest(
+        APT,
+        USDC_FA,
+        from_amount=Decimal("10"),
+        exclude_sources=("Thala", "Hyperion"),
+        max_hops=2,
+        disable_splits=True,
+    )
+    async with make_client(base_url, sleeps) as client:
+        await client.quote(request)
+    [call] = stub.calls("POST", "/swap")
+    assert call.param("toWalletAddress") is None
+    assert call.param("excludeSources") == "Thala,Hyperion"  # comma-joined, no brackets
+    assert (call.param("maxHops"), call.param("disableSplits")) == ("2", "true")
+    async with make_client(base_url, sleeps, swap_variant="legacy") as client:
+        await client.quote(SwapRequest(APT, USDC_FA, from_amount=Decimal("10")))
+    assert len(stub.calls("GET", "/swap/quote")) == 1
+    assert len(stub.calls("POST", "/swap")) == 1
+
+
+@pytest.mark.parametrize("to_sign", [False, True])
+async def test_quotes_empty_is_no_route_and_is_not_retried(
+    base_url: str, stub: ProviderStub, sleeps: SleepRecorder, to_sign: bool
+) -> None:
+    # The real "no route": `quotes: []` (SDK 1.3.1 Swap.swap: "No routes present").
+    stub.script("POST", "/swap", Reply(body={"quotes": []}))
+    request = SwapRequest(APT, USDC_FA, from_amount=Decimal("10.50"), to_wallet=WALLET)
+    async with make_client(base_url, sleeps) as client:
+        with pytest.raises(NoRoute) as info:
+            await (client.swap(request) if to_sign else client.quote(request))
+        assert client.stats.retries == 0
+    assert str(info.value) == f"no route for 10.5 {APT} → {USDC_FA}"
+    assert info.value.describe("APT", "USDC") == "no route for 10.5 APT → USDC"
+    assert not isinstance(info.value, MalformedResponse)
+    assert len(stub.calls("POST", "/swap")) == 1
+
+
+# SDK 1.3.1 dist/types/resources/type.d.ts `MaxToTokenSwap` (ExactIn): keys, nesting and JSON
+# types as the SDK declares them; the values are made up.
+SDK_131_EXACT_IN = {
+    "fromToken": {
+        "address": APT,
+        "name": "Aptos Coin",
+        "symbol": "APT",
+        "decimals": 8,
+        "current_price": "4.61",
+    },
+    "toToken": {
+        "address": USDC_FA,
+        "name": "USDC",
+        "symbol": "USDC",
+        "decimals": 6,
+        "current_price": "0.9999",
+    },
+    "feeToken": {
+        "address": USDC_FA,
+        "name": "USDC",
+        "symbol": "USDC",
+        "decimals": 6,
+        "current_price": "0.9999",
+    },
+    "fromTokenAmount": "10",
+    "fromTokenAmountUSD": "46.1",
+    "quotes": [
+        {
+            "toTokenAmount": "46.05",
+            "priceImpact": "0.01",
+            "slippagePercentage": "0.5",
+            "minToTokenAmount": "45.8197",
+            "toTokenAmountUSD": "46.04",
+            "feeTokenAmount": "0.046",
+            "feeTokenAmountUSD": "0.046",
+        }
+    ],
+}
+
+
+async def test_sdk_131_fee_fields_are_read_in_the_fee_token(
+    base_url: str, stub: ProviderStub, sleeps: SleepRecorder
+) -> None:
+    stub.script("POST", "/swap", Reply(body=SDK_131_EXACT_IN))
+    async with make_client(base_url, sleeps) as client:
+        response = await client.quote(SwapRequest(APT, USDC_FA, from_amount=Decimal("10")))
+    assert isinstance(response, SwapResponseExactIn)
+    assert response.best.fee == Decimal("0.046")
+    fee_token = response.fee_token_of(response.best)
+    assert fee_token is not None and fee_token.identity == USDC_FA  # not the sold APT
+    assert client.stats.unknown_fields == {}

@@ -17,6 +17,7 @@ from bot.api import (
     DcaCreateRequest,
     GetOrdersRequest,
     LimitCreateRequest,
+    NoRoute,
     NotFound,
     OrderFilter,
     OutcomeUnknown,
@@ -74,6 +75,26 @@ async def test_prices_and_filters(paper_url: str) -> None:
     assert not both.rejected and not everything.rejected
     assert 0 < len(visible.records) < len(everything.records)
     assert memes.records and all("Meme" in (r.svc_tags or []) for r in memes.records)
+
+
+async def test_the_paper_world_answers_the_real_forms(paper_url: str) -> None:
+    """`panoraUI=true,false` lists APT and USDC, quotes carry SDK 1.3.1's fee fields, and
+    excluded sources give `quotes: []`, read as NoRoute (issue #16)."""
+    async with client(paper_url) as api:
+        everything = await api.get_prices(ui_only=False)  # sent as panoraUI=true,false
+        quote = await api.quote(SwapRequest(APT, USDC, from_amount=Decimal("10")))
+        with pytest.raises(NoRoute, match="no route for 10"):
+            await api.quote(
+                SwapRequest(APT, USDC, from_amount=Decimal("10"), exclude_sources=("PaperSwap",))
+            )
+    listed = {r.fa_address for r in everything.records} | {
+        r.token_address for r in everything.records
+    }
+    assert {APT, USDC} <= listed
+    assert any(r.svc_ui is False for r in everything.records)
+    fee_token = quote.fee_token_of(quote.best)
+    assert quote.best.fee == Decimal("0.01") and quote.best.fee_amount is None
+    assert fee_token is not None and fee_token.identity == APT and fee_token.symbol == "APT"
 
 
 async def test_quotes_both_ways_and_swap_txdata_in_the_real_router_format(paper_url: str) -> None:

@@ -13,8 +13,9 @@ token is found by its coin type or its FA address in any accepted spelling.
   are not split on commas (generic coin types contain commas): the caller splits the
   query text at commas outside `<…>`.
 * no `addresses`: every token with a price ("liquidity above a nominal threshold" is read
-  as "has a price"; the caller passes `priced` to drop tokens it cannot price), and with
-  `ui_only` (the default, `svcUI=true`) only tokens whose UI flag is true.
+  as "has a price"; the caller passes `priced` to drop tokens it cannot price) whose UI
+  flag is one of `ui`: `SHOWN` by default (`svcUI=true`), `ALL` for `svcUI=true,false` (the
+  real "all tokens" form: SDK 1.3.1 and the docs), only hidden ones for `svcUI=false`.
 * `tags` (in both cases): tokens having ANY of the given tags, compared case-insensitively;
   an entry may itself be a comma-separated list (the wire form of `svcTags`).
 """
@@ -30,8 +31,10 @@ from bot.aptos.tokens import Token, TokenBook, TokenLookupError, token_key
 from bot.money import loads_exact
 
 __all__ = [
+    "ALL",
     "APT_COIN_TYPE",
     "APT_FA_ADDRESS",
+    "SHOWN",
     "PaperTokens",
     "UnknownToken",
     "default_token_list_path",
@@ -40,6 +43,10 @@ __all__ = [
 
 APT_COIN_TYPE: Final = "0x1::aptos_coin::AptosCoin"
 APT_FA_ADDRESS: Final = "0xa"
+SHOWN: Final = frozenset({True})
+"""`svcUI=true` (the default): tokens shown in the provider's UI."""
+ALL: Final = frozenset({True, False})
+"""`svcUI=true,false`: every token, shown or hidden."""
 
 
 class UnknownToken(LookupError):
@@ -182,7 +189,7 @@ class PaperTokens:
     def select(
         self,
         addresses: list[str] | None,
-        ui_only: bool = True,
+        ui: frozenset[bool] = SHOWN,
         tags: list[str] | None = None,
         *,
         priced: Callable[[Token], bool] | None = None,
@@ -191,7 +198,8 @@ class PaperTokens:
 
         Args:
             addresses: coin types and/or FA addresses (`tokenAddress`), or None for all.
-            ui_only: `svcUI`; applied only when no addresses are given.
+            ui: the UI flags wanted (`svcUI`: `true` → `SHOWN`, `false` → only hidden
+                tokens, `true,false` → `ALL`); applied only when no addresses are given.
             tags: `svcTags`; keep tokens having any of them (case-insensitive).
             priced: applied only when no addresses are given: keep tokens it accepts
                 (the caller's "has a price" test); None keeps every token.
@@ -207,9 +215,7 @@ class PaperTokens:
                     seen.add(token.address)
                     chosen.append(token)
         else:
-            chosen = [
-                t for t in self._tokens if (t.ui or not ui_only) and (priced is None or priced(t))
-            ]
+            chosen = [t for t in self._tokens if t.ui in ui and (priced is None or priced(t))]
         wanted_tags = _split_tags(tags or ())
         if wanted_tags:
             chosen = [t for t in chosen if _split_tags(t.tags) & wanted_tags]

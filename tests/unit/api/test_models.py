@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from bot.api.errors import NoRoute
 from bot.api.models import (
     DCA_STATUSES,
     LIMIT_STATUSES,
@@ -354,10 +355,50 @@ def test_swap_tx_data_real_fixture_preserved_exactly() -> None:
     assert tx_data.arguments[5] == [[["40"]], [["11"]], [["11"]]]
 
 
-def test_swap_exact_in_needs_a_quote() -> None:
+def test_swap_without_quotes_parses_and_best_says_no_route() -> None:
+    # `quotes: []` is the real "no route" answer (SDK 1.3.1 dist/index.es.js, Swap.swap:
+    # "No routes present"): it parses, and asking for the best quote is NoRoute.
     text = "{" + TOKEN_INFO + ', "fromTokenAmount": "1", "quotes": []}'
-    with pytest.raises(ValidationError):
-        parse(SwapResponseExactIn, text)
+    response = parse(SwapResponseExactIn, text)
+    with pytest.raises(NoRoute, match=r"no route for 1 0x1::aptos_coin::AptosCoin → 0xbae2"):
+        _ = response.best
+
+
+# SDK 1.3.1 (@panoraexchange/swap-sdk 1.3.1, dist/types/resources/type.d.ts,
+# MaxToTokenSwap): a top-level `feeToken` {address, name, symbol, decimals, current_price}
+# and `quotes[].feeTokenAmount` / `feeTokenAmountUSD`; values here are made up, the keys,
+# nesting and JSON types are the SDK's.
+SDK_131_EXACT_IN = """{
+ "fromToken": {"address": "0xa", "name": "Aptos Coin", "symbol": "APT", "decimals": 8,
+   "current_price": "4.61"},
+ "toToken": {"address": "0xbae2", "name": "USDC", "symbol": "USDC", "decimals": 6,
+   "current_price": "0.9999"},
+ "feeToken": {"address": "0xbae2", "name": "USDC", "symbol": "USDC", "decimals": 6,
+   "current_price": "0.9999"},
+ "fromTokenAmount": "1", "fromTokenAmountUSD": "4.61",
+ "quotes": [{"toTokenAmount": "4.6", "priceImpact": "0.01", "slippagePercentage": "0.5",
+   "minToTokenAmount": "4.577", "toTokenAmountUSD": "4.6", "feeTokenAmount": "0.0046",
+   "feeTokenAmountUSD": "0.0046"}]}"""
+
+
+def test_sdk_131_fee_fields_name_the_fee_token() -> None:
+    response = parse(SwapResponseExactIn, SDK_131_EXACT_IN)
+    best = response.best
+    assert best.fee == Decimal("0.0046") and best.fee_usd == Decimal("0.0046")
+    assert best.fee_amount is None and best.fee_token is None  # the older names are absent
+    fee_token = response.fee_token_of(best)
+    assert fee_token is not None and fee_token.symbol == "USDC"  # not the sold token
+    assert fee_token.identity == "0xbae2" and fee_token.current_price == Decimal("0.9999")
+    assert response.from_token.symbol == "APT"
+
+
+def test_older_fee_fields_still_read() -> None:
+    # SDK 1.0.8 (dist/types/resources/type.d.ts): per-quote feeAmount + feeToken {tokenType}.
+    response = parse(SwapResponseExactIn, exact_in_text('"1"', '"8.1"', "null"))
+    best = response.best
+    assert best.fee == Decimal(0)
+    fee_token = response.fee_token_of(best)
+    assert fee_token is not None and fee_token.identity == "0xbae2"
 
 
 @pytest.mark.parametrize(

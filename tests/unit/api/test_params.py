@@ -140,20 +140,31 @@ def test_integrator_fee_address_must_be_64_hex(address: str) -> None:
     assert_rule("integratorFeeAddress", lambda: query(request))
 
 
-def test_source_lists_bracketed_current_comma_legacy() -> None:
-    request = replace(BASE, include_sources=("Thala", "Hyperion"), exclude_sources=("Cellana",))
-    current = query(request, "current")
-    legacy = query(request, "legacy")
-    assert current["includeSources"] == "[Thala,Hyperion]"
-    assert current["excludeSources"] == "[Cellana]"
-    assert legacy["includeSources"] == "Thala,Hyperion"
-    assert legacy["excludeSources"] == "Cellana"
+# Real request forms, from @panoraexchange/swap-sdk dist/index.es.js (1.3.1 Quote.getQuote,
+# and 1.0.8 the same): `excludeSources: excludeSources?.join(",")`,
+# `includeSources: includeSources?.join(",")`, `includePools: includePools?.join(",")`,
+# `maxHops, disableSplits` as given; booleans reach the query as axios writes them.
 
 
-def test_include_pools_legacy_only() -> None:
-    request = replace(BASE, include_pools=("0x1",))
-    assert_rule("includePools", lambda: query(request, "current"))
-    assert query(request, "legacy")["includePools"] == "0x1"
+@pytest.mark.parametrize("variant", ["current", "legacy"])
+def test_source_lists_are_comma_joined_as_every_sdk_sends_them(variant: SwapVariant) -> None:
+    included = query(replace(BASE, include_sources=("Thala", "Hyperion")), variant)
+    excluded = query(replace(BASE, exclude_sources=("Cellana",)), variant)
+    assert included["includeSources"] == "Thala,Hyperion"
+    assert excluded["excludeSources"] == "Cellana"
+
+
+def test_include_and_exclude_sources_together_are_refused_as_the_sdk_does() -> None:
+    # SDK 1.3.1 checkIncludeExcludeSources: "Only one of includeSources or excludeSources
+    # can be provided at a time".
+    both = replace(BASE, include_sources=("Thala",), exclude_sources=("Cellana",))
+    assert_rule("includeSources/excludeSources", lambda: query(both))
+    assert_rule("includeSources/excludeSources", lambda: query(both, "legacy"))
+
+
+@pytest.mark.parametrize("variant", ["current", "legacy"])
+def test_include_pools_in_both_variants(variant: SwapVariant) -> None:
+    assert query(replace(BASE, include_pools=("0x1", "0x2")), variant)["includePools"] == "0x1,0x2"
 
 
 def test_include_pools_at_most_ten() -> None:
@@ -172,11 +183,32 @@ def test_include_pools_with_comma_skipped_and_reported() -> None:
     assert q["includePools"].split(",") == list(pools[:10])
 
 
-def test_only_direct_routes_legacy_only() -> None:
-    request = replace(BASE, only_direct_routes=True)
-    assert_rule("onlyDirectRoutes", lambda: query(request, "current"))
-    assert query(request, "legacy")["onlyDirectRoutes"] == "true"
-    assert query(replace(BASE, only_direct_routes=False), "legacy")["onlyDirectRoutes"] == "false"
+@pytest.mark.parametrize("variant", ["current", "legacy"])
+def test_only_direct_routes_in_both_variants(variant: SwapVariant) -> None:
+    assert query(replace(BASE, only_direct_routes=True), variant)["onlyDirectRoutes"] == "true"
+    direct = query(replace(BASE, only_direct_routes=False), variant)
+    assert direct["onlyDirectRoutes"] == "false"
+
+
+def test_current_route_controls_as_sdk_131_sends_them() -> None:
+    request = replace(
+        BASE, include_pools=("0x1",), only_direct_routes=False, max_hops=3, disable_splits=True
+    )
+    q = query(request, "current")
+    assert (q["includePools"], q["onlyDirectRoutes"]) == ("0x1", "false")
+    assert (q["maxHops"], q["disableSplits"]) == ("3", "true")
+    assert query(replace(BASE, max_hops="max"))["maxHops"] == "max"
+    assert "maxHops" not in query(BASE) and "disableSplits" not in query(BASE)
+
+
+@pytest.mark.parametrize("hops", [0, 6, True, "2"])
+def test_max_hops_is_one_to_five_or_max(hops: Any) -> None:
+    assert_rule("maxHops", lambda: query(replace(BASE, max_hops=hops)))
+
+
+def test_max_hops_and_disable_splits_are_current_only() -> None:
+    assert_rule("maxHops", lambda: query(replace(BASE, max_hops=2), "legacy"))
+    assert_rule("disableSplits", lambda: query(replace(BASE, disable_splits=True), "legacy"))
 
 
 def test_to_wallet_required_with_tx_data() -> None:

@@ -7,7 +7,9 @@ import pytest
 
 from bot.aptos.tokens import Token
 from bot.paper.core.registry import (
+    ALL,
     APT_COIN_TYPE,
+    SHOWN,
     PaperTokens,
     UnknownToken,
     default_token_list_path,
@@ -77,26 +79,31 @@ def test_select_explicit_addresses_ignore_ui_flag(registry: PaperTokens) -> None
     usd1 = registry.require(USD1_FA)
     assert not usd1.ui
     assert registry.select([USD1_FA]) == [usd1]
-    assert registry.select([USD1_FA], ui_only=True) == [usd1]
-    assert registry.select([], ui_only=True) == registry.select(None)  # empty = not given
+    assert registry.select([USD1_FA], ui=SHOWN) == [usd1]
+    assert registry.select([], ui=SHOWN) == registry.select(None)  # empty = not given
 
 
-def test_select_all_ui_only_default_vs_false(registry: PaperTokens) -> None:
+def test_select_shown_by_default_all_for_true_false_hidden_for_false(
+    registry: PaperTokens,
+) -> None:
     ui_count = sum(1 for item in RAW if item["panoraUI"])
     assert ui_count == 79
     assert len(registry.select(None)) == ui_count
     assert all(t.ui for t in registry.select(None))
-    assert len(registry.select(None, ui_only=False)) == 209
+    assert len(registry.select(None, ui=ALL)) == 209  # panoraUI=true,false: every token
+    hidden = registry.select(None, ui=frozenset({False}))  # panoraUI=false: hidden ones only
+    assert len(hidden) == 209 - ui_count and not any(t.ui for t in hidden)
+    assert registry.apt not in hidden
 
 
 def test_select_tags_any_case_insensitive(registry: PaperTokens) -> None:
     memes = sum(1 for item in RAW if "Meme" in item["panoraTags"])
     ui_memes = sum(1 for item in RAW if "Meme" in item["panoraTags"] and item["panoraUI"])
-    assert len(registry.select(None, ui_only=False, tags=["Meme"])) == memes
+    assert len(registry.select(None, ui=ALL, tags=["Meme"])) == memes
     assert len(registry.select(None, tags=["meme"])) == ui_memes
     rwa_or_lp = sum(1 for i in RAW if {"RWA", "LP"} & set(i["panoraTags"]))
-    assert len(registry.select(None, ui_only=False, tags=["rwa", "LP"])) == rwa_or_lp
-    assert len(registry.select(None, ui_only=False, tags=["RWA,LP"])) == rwa_or_lp
+    assert len(registry.select(None, ui=ALL, tags=["rwa", "LP"])) == rwa_or_lp
+    assert len(registry.select(None, ui=ALL, tags=["RWA,LP"])) == rwa_or_lp
     # with explicit addresses the tag filter still applies
     assert registry.select([THL, "0xa"], tags=["Native"]) == [registry.require(THL), registry.apt]
     assert registry.select([THL, "0xa"], tags=["Meme"]) == []

@@ -561,8 +561,18 @@ async def test_prices_by_address_in_request_order_each_token_once(
 
 
 async def test_prices_ui_flag_and_tags(client: httpx.AsyncClient) -> None:
+    # "All tokens" is `panoraUI=true,false` (Panora docs; SDK 1.3.1 dist/index.es.js,
+    # Token.getTokenList: "Set as [true, false] to get all tokens in the list").
     shown = await ok(client.get("/prices"))
-    everything = await ok(client.get("/prices", params={"panoraUI": "false"}))
+    assert shown == await ok(client.get("/prices", params={"panoraUI": "true"}))
+    everything = await ok(client.get("/prices", params={"panoraUI": "true,false"}))
+    assert everything == await ok(client.get("/prices", params={"panoraUI": "[true, false]"}))
+    hidden = await ok(client.get("/prices", params={"panoraUI": "false"}))
+    assert hidden and all(r["panoraUI"] is False for r in hidden)  # `false`: hidden ones only
+    assert "0xa" not in {r["faAddress"] for r in hidden}  # the real APT is a shown token
+    assert len(everything) == len(shown) + len(hidden)
+    refused = await client.get("/prices", params={"panoraUI": "yes"})
+    assert refused.status_code == 400 and "panoraUI" in refused.json()["message"]
     assert len(everything) > len(shown) > 0
     assert all(r["panoraUI"] is True for r in shown)
     assert any(r["panoraUI"] is False for r in everything)
@@ -572,7 +582,9 @@ async def test_prices_ui_flag_and_tags(client: httpx.AsyncClient) -> None:
     memes = await ok(client.get("/prices", params={"panoraTags": "Meme"}))
     assert 0 < len(memes) < len(shown)
     assert all("Meme" in r["panoraTags"] for r in memes)
-    either = await ok(client.get("/prices", params={"panoraTags": "meme,LP", "panoraUI": "false"}))
+    either = await ok(
+        client.get("/prices", params={"panoraTags": "meme,LP", "panoraUI": "true,false"})
+    )
     assert {r["symbol"] for r in memes} < {r["symbol"] for r in either}
     assert all({"Meme", "LP"} & set(r["panoraTags"]) for r in either)
 
@@ -589,7 +601,7 @@ async def test_hidden_price_token_has_null_usd_fields_but_still_trades(
         None,
         None,
     )
-    listed = await ok(client.get("/prices", params={"panoraUI": "false"}))
+    listed = await ok(client.get("/prices", params={"panoraUI": "true,false"}))
     assert hidden.address not in {r["faAddress"] for r in listed} | {
         r["tokenAddress"] for r in listed
     }
@@ -649,9 +661,15 @@ async def test_legacy_shows_route_current_shows_fee_usd(
         older = await ok(legacy.get("/swap/quote", params={**params, "fromTokenAmount": "1"}))
         older_out = await ok(legacy.get("/swap/quote", params={**params, "toTokenAmount": "1"}))
     assert "route" not in current["quotes"][0]
-    assert Decimal(current["quotes"][0]["feeAmountUSD"]) > 0
+    # Current: SDK 1.3.1's names (dist/types/resources/type.d.ts): top-level feeToken,
+    # quotes[].feeTokenAmount / feeTokenAmountUSD; tokens with name and symbol.
+    assert Decimal(current["quotes"][0]["feeTokenAmountUSD"]) > 0
+    assert "feeAmount" not in current["quotes"][0] and "feeToken" not in current["quotes"][0]
+    assert set(current["feeToken"]) == {"address", "name", "symbol", "decimals", "current_price"}
+    assert set(current["fromToken"]) == set(current["feeToken"])
     [quote] = older["quotes"]
-    assert "feeAmountUSD" not in quote
+    assert "feeAmountUSD" not in quote and "feeToken" not in older
+    assert quote["feeToken"]["tokenType"] == APT
     assert quote["toTokenAmount"] == current["quotes"][0]["toTokenAmount"]
     [route] = quote["route"]
     assert route["percentage"] == 100
@@ -668,13 +686,14 @@ async def test_quote_fee_is_the_platform_share_of_the_amount_sold(
     client: httpx.AsyncClient,
 ) -> None:
     params = {"fromTokenAddress": APT, "toTokenAddress": USDC, "fromTokenAmount": "10"}
-    data = await ok(client.get("/swap/quote", params=params))
+    data = await ok(client.post("/swap", params=params))  # a quote: no wallet needed
     [quote] = data["quotes"]
-    assert Decimal(quote["feeAmount"]) == Decimal("0.01")  # 10 bps of 10 APT
-    assert quote["feeToken"]["tokenType"] == APT
+    assert Decimal(quote["feeTokenAmount"]) == Decimal("0.01")  # 10 bps of 10 APT
+    assert data["feeToken"]["address"] == APT  # the fee is in the sold token here
+    assert "txData" not in quote
     with_integrator = await ok(
-        client.get(
-            "/swap/quote",
+        client.post(
+            "/swap",
             params={
                 **params,
                 "integratorFeePercentage": "1",
@@ -682,7 +701,7 @@ async def test_quote_fee_is_the_platform_share_of_the_amount_sold(
             },
         )
     )
-    assert Decimal(with_integrator["quotes"][0]["feeAmount"]) == Decimal("0.11")
+    assert Decimal(with_integrator["quotes"][0]["feeTokenAmount"]) == Decimal("0.11")
     assert Decimal(with_integrator["quotes"][0]["toTokenAmount"]) < Decimal(quote["toTokenAmount"])
 
 

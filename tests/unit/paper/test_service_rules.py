@@ -201,16 +201,48 @@ async def test_malformed_integrator_fee_address_is_400(
     assert_fail(response, 400, "integratorFeeAddress")
 
 
+# Route controls as SDK 1.3.1 sends them to POST /swap (dist/index.es.js, Quote.getQuote:
+# `includePools: includePools?.join(",")`, `maxHops`, `disableSplits`, `onlyDirectRoutes`).
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("includePools", "0x" + "11" * 32),
+        ("onlyDirectRoutes", "true"),
+        ("maxHops", "3"),
+        ("maxHops", "max"),
+        ("disableSplits", "false"),
+    ],
+)
+async def test_current_variant_accepts_the_sdk_131_route_controls(
+    client: httpx.AsyncClient, name: str, value: str
+) -> None:
+    accepted = await client.post("/swap", params=quote_params(**{name: value}))
+    assert accepted.status_code == 200, accepted.text
+    assert accepted.json()["quotes"]
+
+
+@pytest.mark.parametrize(("name", "value"), [("maxHops", "6"), ("disableSplits", "yes")])
+async def test_route_controls_out_of_form_are_400(
+    client: httpx.AsyncClient, name: str, value: str
+) -> None:
+    assert_fail(await client.post("/swap", params=quote_params(**{name: value})), 400, name)
+
+
 @pytest.mark.parametrize(
     ("name", "value"), [("includePools", "0x" + "11" * 32), ("onlyDirectRoutes", "true")]
 )
-async def test_legacy_only_parameters_current_refuses_legacy_accepts(
-    client: httpx.AsyncClient, legacy: httpx.AsyncClient, name: str, value: str
+async def test_legacy_accepts_its_two_route_controls(
+    legacy: httpx.AsyncClient, name: str, value: str
 ) -> None:
-    refused = await client.get("/swap/quote", params=quote_params(**{name: value}))
-    assert_fail(refused, 400, name)
     accepted = await legacy.get("/swap/quote", params=quote_params(**{name: value}))
     assert accepted.status_code == 200, accepted.text
+
+
+@pytest.mark.parametrize(("name", "value"), [("maxHops", "2"), ("disableSplits", "true")])
+async def test_legacy_refuses_the_current_only_controls(
+    legacy: httpx.AsyncClient, name: str, value: str
+) -> None:
+    assert_fail(await legacy.get("/swap/quote", params=quote_params(**{name: value})), 400, name)
 
 
 async def test_legacy_include_pools_accepts_10_and_refuses_11(legacy: httpx.AsyncClient) -> None:
@@ -226,11 +258,17 @@ async def test_legacy_only_direct_routes_must_be_boolean(legacy: httpx.AsyncClie
     assert_fail(response, 400, "onlyDirectRoutes")
 
 
-async def test_swap_needs_a_recipient_but_the_quote_does_not(client: httpx.AsyncClient) -> None:
-    swap = await client.post("/swap", params=quote_params())
-    assert_fail(swap, 400, "toWalletAddress")
-    quote = await client.get("/swap/quote", params=quote_params())
-    assert quote.status_code == 200
+async def test_post_swap_quotes_without_a_wallet_and_adds_tx_data_with_one(
+    client: httpx.AsyncClient,
+) -> None:
+    # The current docs and SDK 1.3.1 quote through POST /swap with toWalletAddress optional.
+    quote = await client.post("/swap", params=quote_params())
+    assert quote.status_code == 200, quote.text
+    assert "txData" not in quote.json()["quotes"][0]
+    swap = await client.post("/swap", params=quote_params(toWalletAddress=WALLET))
+    assert "txData" in swap.json()["quotes"][0]
+    older = await client.get("/swap/quote", params=quote_params())
+    assert older.status_code == 200
     bad = await client.post("/swap", params=quote_params(toWalletAddress="not-an-address"))
     assert_fail(bad, 400, "toWalletAddress")
 
@@ -256,14 +294,34 @@ async def test_same_token_on_both_sides_is_400(
 async def test_excluding_the_paper_dex_leaves_no_route(
     client: httpx.AsyncClient, legacy: httpx.AsyncClient
 ) -> None:
-    gone = await client.get("/swap/quote", params=quote_params(excludeSources="[Thala,PaperSwap]"))
-    assert_fail(gone, 404, "route")
+    # No route is `quotes: []` with a 200 (SDK 1.3.1 Swap.swap reads it as "No routes
+    # present"); source lists are comma-joined (every SDK version).
+    gone = await client.post("/swap", params=quote_params(excludeSources="Thala,PaperSwap"))
+    assert gone.status_code == 200, gone.text
+    body = gone.json()
+    assert body["quotes"] == [] and body["fromTokenAmount"] == "1"
+    assert set(body) == {
+        "fromToken",
+        "toToken",
+        "feeToken",
+        "fromTokenAmount",
+        "fromTokenAmountUSD",
+        "quotes",
+    }
     legacy_gone = await legacy.get(
         "/swap/quote", params=quote_params(excludeSources="Thala,PaperSwap")
     )
-    assert_fail(legacy_gone, 404, "route")
-    other = await client.get("/swap/quote", params=quote_params(excludeSources="[Thala]"))
-    assert other.status_code == 200
+    assert legacy_gone.status_code == 200 and legacy_gone.json()["quotes"] == []
+    other = await client.post("/swap", params=quote_params(excludeSources="Thala"))
+    assert other.json()["quotes"]
+    only_others = await client.post("/swap", params=quote_params(includeSources="Thala"))
+    assert only_others.json()["quotes"] == []
+    only_paper = await client.post("/swap", params=quote_params(includeSources="paperswap"))
+    assert only_paper.json()["quotes"]
+    both = await client.post(
+        "/swap", params=quote_params(includeSources="PaperSwap", excludeSources="Thala")
+    )
+    assert_fail(both, 400, "includeSources", "excludeSources")
 
 
 async def test_chain_other_than_1_is_400(client: httpx.AsyncClient) -> None:
