@@ -324,9 +324,11 @@ LimitFromField = Literal["token", "wallet"]
 class LimitCreateRequest:
     """Body of `POST /limit/v1/createOrder` (spec 4.5).
 
-    The spec's `fromWalletAddress` is named a wallet but described as the sold token;
-    `from_field` chooses what it carries (docs/wire-decisions.md). The sold token is
-    always also sent as `fromTokenAddress`, so either reading finds it.
+    The docs' `fromWalletAddress` is named a wallet but described as the sold token, and
+    the docs list no sold-token field. `from_field` chooses what it carries
+    (docs/wire-decisions.md 6): `"token"` (default) sends exactly the docs' fields, the sold
+    token in `fromWalletAddress`; `"wallet"` sends the wallet there and then names the sold
+    token in an extra `fromTokenAddress` (the only place left for it).
     """
 
     chain_id: int
@@ -346,13 +348,14 @@ class LimitCreateRequest:
         wallet = _check_address("fromWalletAddress", self.from_wallet)
         body: dict[str, Any] = {
             "chainId": str(self.chain_id),
-            "fromTokenAddress": from_token,
             "fromWalletAddress": from_token if from_field == "token" else wallet,
             "toTokenAddress": _check_address("toTokenAddress", self.to_token),
             "toWalletAddress": _check_address("toWalletAddress", self.to_wallet),
             "fromTokenAmount": _positive("fromTokenAmount", self.amount),
             "rateToTokenPerFromToken": _positive("rateToTokenPerFromToken", self.rate),
         }
+        if from_field == "wallet":  # a field the docs do not list: only when it must be
+            body["fromTokenAddress"] = from_token
         slippage = check_slippage(self.slippage, "current")
         if slippage is not None:
             body["slippagePercentage"] = slippage

@@ -216,7 +216,7 @@ async def test_order_bodies_are_nested_json_with_the_provider_prefix(
     assert cancel == {"panoraTxId": "0xdca1", "chainId": "1", "toWalletAddress": WALLET}
     limit = stub.calls("POST", "/limit/v1/createOrder")[0].body
     assert limit["fromWalletAddress"] == APT  # the sold token, as the spec describes it
-    assert limit["fromTokenAddress"] == APT
+    assert "fromTokenAddress" not in limit  # the docs list no such field (wire decision 6)
     assert limit["expiry"] == {"value": "7", "timePeriod": "day"}
     assert limit["slippagePercentage"] == "auto"
 

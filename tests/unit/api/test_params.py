@@ -307,11 +307,10 @@ LIMIT = LimitCreateRequest(
 )
 
 
-def test_limit_body_from_field_token() -> None:
+def test_limit_body_from_field_token_sends_exactly_the_docs_fields() -> None:
     body = LIMIT.to_body("token")
     assert body == {
         "chainId": "1",
-        "fromTokenAddress": USDC,
         "fromWalletAddress": USDC,
         "toTokenAddress": APT,
         "toWalletAddress": WALLET,
@@ -320,7 +319,7 @@ def test_limit_body_from_field_token() -> None:
     }
 
 
-def test_limit_body_from_field_wallet_still_sends_token() -> None:
+def test_limit_body_from_field_wallet_names_the_token_apart() -> None:
     body = LIMIT.to_body("wallet")
     assert body["fromWalletAddress"] == WALLET
     assert body["fromTokenAddress"] == USDC
