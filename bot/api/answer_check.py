@@ -98,11 +98,18 @@ Reader = Callable[[PanoraClient, Answer], Awaitable[_Parsed]]
 
 
 async def _prices(client: PanoraClient, answer: Answer) -> _Parsed:
-    # The token list has no reader of its own yet: its records are price records, read
-    # as the price list is (a list, `{data: [...]}` or one object). Paths start at a
-    # record, `[]`, whichever the wrapping.
+    # Paths start at a record, `[]`, whichever the wrapping (a list, `{data: [...]}`…).
     result = await client.get_prices()
     return _Parsed([("[]", r) for r in result.records], list(result.rejected))
+
+
+async def _token_list(client: PanoraClient, answer: Answer) -> _Parsed:
+    # Records at `[]` as for prices; keys beside the `data` list are new at the top.
+    result = await client.get_token_list()
+    body = answer.body
+    wrapped = isinstance(body, dict) and isinstance(body.get("data"), list)
+    new = [k for k in body if k != "data"] if wrapped else []
+    return _Parsed([("[]", r) for r in result.records], list(result.rejected), new)
 
 
 def _exact_in(answer: Answer) -> bool:
@@ -191,7 +198,7 @@ async def _tx_data(client: PanoraClient, answer: Answer) -> _Parsed:
 
 READERS: Final[dict[tuple[str, str], Reader]] = {
     ("GET", "/prices"): _prices,
-    ("GET", "/tokenlist"): _prices,
+    ("GET", "/tokenlist"): _token_list,
     ("POST", "/swap"): _swap,
     ("GET", "/swap/quote"): _quote,
     ("POST", "/dca/v1/getOrders"): _orders("dca"),

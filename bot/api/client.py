@@ -5,9 +5,9 @@ know whether it talks to the real service, a loopback server or the in-process p
 world: pass a `transport` to choose.
 
 Retry rules (docs/wire-decisions.md):
-* `GET /prices`, `GET /swap/quote`, `POST /swap` and `getOrders` change nothing: they are
-  retried on connection errors, timeouts, 5xx and 429. A swap answer with `quotes: []`
-  is `NoRoute`, a real answer: not retried (`bot.api.swap_calls`).
+* `GET /prices`, `GET /tokenlist`, `GET /swap/quote`, `POST /swap` and `getOrders` change
+  nothing: they are retried on connection errors, timeouts, 5xx and 429. A swap answer
+  with `quotes: []` is `NoRoute`, a real answer: not retried (`bot.api.swap_calls`).
 * `createOrder`/`cancelOrder` are retried only when the request provably never reached
   the server (`NotSent`) or was refused with 429. A timeout, a dropped connection, a 5xx or
   an unreadable success body raise `OutcomeUnknown`: the caller reconciles.
@@ -63,7 +63,6 @@ from bot.api.models import (
     SwapResponseExactOut,
 )
 from bot.api.params import (
-    ALL_TOKENS_UI,
     CancelOrderRequest,
     DcaCreateRequest,
     GetOrdersRequest,
@@ -73,8 +72,9 @@ from bot.api.params import (
 )
 from bot.api.resilience import Backoff, TokenBucket, parse_retry_after
 from bot.api.swap_calls import no_route, swap_endpoint, swap_query
+from bot.api.token_list import TokenList, TokenListRecord, token_filters
 from bot.api.units import order_record_to_human
-from bot.api.wire import prefixed, unprefix_keys
+from bot.api.wire import unprefix_keys
 from bot.bounded_body import ACCEPT_ENCODING, BodyRefused, read_limited
 from bot.config import ApiSettings
 from bot.logging import get_logger, register_secret, register_url_secrets
@@ -374,16 +374,30 @@ class PanoraClient:
         `ALL_TOKENS_UI`), None leaves the provider's default. One malformed record is set
         aside in `rejected`, not fatal to the list.
         """
-        params: list[tuple[str, str]] = [("chainId", str(self.chain_id))]
-        if tokens:
-            params.append(("tokenAddress", ",".join(tokens)))
-        if ui_only is not None:
-            params.append((prefixed("svcUI", self.prefix), "true" if ui_only else ALL_TOKENS_UI))
-        if tags:
-            params.append((prefixed("svcTags", self.prefix), ",".join(tags)))
+        params = token_filters(self.chain_id, self.prefix, tokens, ui_only, tags)
         data = await self._request("GET", "/prices", params=params, changes_state=False)
         records, rejected = self._parse_each(PriceRecord, as_record_list(data), "GET /prices")
         return PriceList(records=records, rejected=rejected)
+
+    async def get_token_list(
+        self,
+        tokens: Sequence[str] | None = None,
+        *,
+        ui_only: bool | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> TokenList:
+        """`GET /tokenlist`: the provider's token records (metadata; no native price).
+
+        The query is SDK 1.3.1's (`bot.api.token_list`), the filters as for `get_prices`:
+        `ui_only=False` asks for every token (`panoraUI=true,false`). The answer is
+        `{data: [...]}`; a bare list (or one record) is read too. One malformed record is
+        set aside in `rejected`, not fatal to the list. Retried like `GET /prices`.
+        """
+        params = token_filters(self.chain_id, self.prefix, tokens, ui_only, tags)
+        data = await self._request("GET", "/tokenlist", params=params, changes_state=False)
+        endpoint = "GET /tokenlist"
+        records, rejected = self._parse_each(TokenListRecord, as_record_list(data), endpoint)
+        return TokenList(records=records, rejected=rejected)
 
     def _parse_each(
         self, model: type[_ModelT], items: list[Any], endpoint: str

@@ -54,6 +54,7 @@ __all__ = [
     "SwapResponseExactIn",
     "SwapResponseExactOut",
     "SwapTokenInfo",
+    "TokenRecord",
     "TxData",
     "TxDetail",
     "parse_wire_time",
@@ -115,8 +116,12 @@ _MAX_EPOCH_DIGITS: Final = 20
 # --- 2.1 price record -------------------------------------------------------------------
 
 
-class PriceRecord(WireModel):
-    """One token's price (spec 2.1). Field types are not shown in the spec: all tolerant."""
+class TokenRecord(WireModel):
+    """The fields a price record (spec 2.1) and a token-list record share.
+
+    `PriceRecord` adds the native price; `bot.api.token_list.TokenListRecord` the token
+    list's metadata. Field types are not shown in the spec: all tolerant.
+    """
 
     _checks_text = True
 
@@ -129,7 +134,6 @@ class PriceRecord(WireModel):
     decimals: Count
     svc_symbol: str | None = Field(default=None, alias="svcSymbol")
     usd_price: OptAmount = Field(default=None, alias="usdPrice")
-    native_price: OptAmount = Field(default=None, alias="nativePrice")
     price_change_24h: OptSignedDecimal = Field(default=None, alias="priceChange24H")
     svc_ui: Flag | None = Field(default=None, alias="svcUI")
     svc_tags: list[str] | None = Field(default=None, alias="svcTags")
@@ -145,6 +149,12 @@ class PriceRecord(WireModel):
     def display_symbol(self) -> str:
         """The provider's symbol (with bridge prefix) if given, else the on-chain symbol."""
         return self.svc_symbol or self.symbol or "?"
+
+
+class PriceRecord(TokenRecord):
+    """One token's price (spec 2.1): the shared token fields and the native price."""
+
+    native_price: OptAmount = Field(default=None, alias="nativePrice")
 
 
 # --- 2.2 / 2.5 order parts --------------------------------------------------------------

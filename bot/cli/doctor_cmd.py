@@ -5,7 +5,9 @@ configuration is invalid. `--live` checks the config as `mode = "live"` would us
 (`[api]`, `[chain]`, the real API key) whatever its `mode` says, so a paper setup can be
 checked against the live services before switching. In paper mode the checks look at the
 daemon's paper world: its snapshot, restored read-only, or the served one
-(`bot.ops.doctor_paper`).
+(`bot.ops.doctor_paper`). The last API checks prove the provider and node answer the way
+the bot trades (prices, a quote, the swap's function, the router's ABI:
+`bot.ops.doctor_live`), against whichever services the mode means.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def doctor(
         typer.Option("--live", help="Check the live settings ([api], [chain]) whatever mode says."),
     ] = False,
 ) -> None:
-    """Check config, key, node, API key, balances, gas, journal and clock; exit 1 on a failure."""
+    """Check config, key, node, API, a quote, the router, balances, gas, journal and clock."""
     from bot.ops.doctor import check_config, config_failures, exit_code, summary
 
     cli = state(ctx)
@@ -82,7 +84,6 @@ async def _checks(settings: Settings) -> list[CheckResult]:
     from bot.cli.runtime import chain_settings, connect
     from bot.clock import RealClock
     from bot.ops.doctor import (
-        Doctor,
         check_journal,
         check_key,
         check_key_file,
@@ -90,6 +91,7 @@ async def _checks(settings: Settings) -> list[CheckResult]:
         check_strategies,
         public_url,
     )
+    from bot.ops.doctor_live import LiveDoctor
     from bot.secrets import SecretFileError
 
     strategies_check, strategies = check_strategies(settings)
@@ -110,7 +112,8 @@ async def _checks(settings: Settings) -> list[CheckResult]:
         connection = connect(settings.model_copy(update={"api": without_key}), embedded=world)
     paper = settings.mode == "paper"
     embedded = paper and not settings.paper.url
-    doctor = Doctor(
+    chain = chain_settings(settings)
+    doctor = LiveDoctor(
         settings=settings,
         client=None if api_problem else connection.client,
         api_problem=api_problem,
@@ -118,12 +121,11 @@ async def _checks(settings: Settings) -> list[CheckResult]:
         api_url="embedded paper world"
         if embedded
         else public_url(settings.paper.url if paper else settings.api.base_url),
-        node_url="embedded paper node"
-        if embedded
-        else public_url(chain_settings(settings).node_url),
-        chain_id=chain_settings(settings).chain_id,
+        node_url="embedded paper node" if embedded else public_url(chain.node_url),
+        chain_id=chain.chain_id,
         paper_clock=settings.paper.clock if paper and settings.paper.clock != "real" else None,
         clock=RealClock(),
+        allowed_functions=chain.allowed_functions,
     )
     try:
         return [*first, *await doctor.run(strategies)]

@@ -275,7 +275,9 @@ class Engine:
                 stats.refused += 1
                 report.refusals.append((action, refusal))
                 self._log.warning(
-                    "risk.refused", strategy=name, action=describe(action, self.convention),
+                    "risk.refused",
+                    strategy=name,
+                    action=describe(action, self.convention),
                     reason=str(refusal),
                 )
                 continue

@@ -27,7 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.api import GetOrdersRequest, OrderFilter, PanoraClient
 from bot.api.client import ClientStats
-from bot.api.errors import ApiError, NotSent, Unauthorized
+from bot.api.errors import ApiError, NotSent, Unauthorized, UnexpectedStatus
 from bot.api.tokens import fetch_token_book
 from bot.aptos.address import Address
 from bot.aptos.tokens import Token, TokenBook, TokenLookupError
@@ -438,13 +438,13 @@ class Doctor:
             return _fail(name, self.api_problem or "no API client"), None
         try:
             book = await fetch_token_book(self.client)
-        except Unauthorized:
-            where = (
-                "[paper].api_keys"
-                if self.settings.mode == "paper"
-                else ("[api].api_key, BOT_API__API_KEY or [api].api_key_file")
-            )
-            return _fail(name, f"{self.api_url} refused the API key (401): check {where}"), None
+        except (Unauthorized, UnexpectedStatus) as exc:
+            if exc.status_code not in (401, 403):  # another status: not about the key
+                return _fail(name, f"{self.api_url}: {exc}"), None
+            where = "[api].api_key, BOT_API__API_KEY or [api].api_key_file"
+            where = "[paper].api_keys" if self.settings.mode == "paper" else where
+            refused = f"{self.api_url} refused the API key ({exc.status_code})"
+            return _fail(name, f"{refused}: check {where}"), None
         except NotSent as exc:
             return _fail(name, f"{self.api_url} not reachable: {exc}"), None
         except ApiError as exc:

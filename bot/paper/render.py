@@ -108,6 +108,50 @@ class Renderer:
             self.key("svcTags"): list(token.tags),
         }
 
+    def token_list_record(
+        self,
+        token: Token,
+        index: int,
+        at: datetime,
+        chain_id: int,
+        change: Decimal | None,
+        listing: dict[str, Any],
+    ) -> dict[str, Any]:
+        """One `/tokenlist` record: SDK 1.3.1 `TokenInfo`, then the docs' two flags.
+
+        `listing` is the token's entry in the paper token list (`bridge`, `logoUrl`,
+        `websiteUrl`, `panoraIndex`, `coinGeckoId`, `coinMarketCapId`; null when absent).
+        `panoraId` is a text, as in the docs' example; `priceChange24H` (optional in the
+        SDK) only when known; no `nativePrice` (the token list has none).
+        """
+        usd = self._usd(token, at)
+        symbol = token.provider_symbol or token.symbol
+        record: dict[str, Any] = {
+            "chainId": chain_id,
+            self.key("svcId"): f"paper-{index}-{symbol}",
+            "tokenAddress": token.coin_type,
+            "faAddress": token.fa_address,
+            "name": token.name or token.symbol,
+            "symbol": token.symbol,
+            "decimals": token.decimals,
+            "bridge": listing.get("bridge"),
+            self.key("svcSymbol"): symbol,
+            "usdPrice": format_decimal(usd) if usd is not None else None,
+        }
+        if change is not None:
+            record["priceChange24H"] = format_decimal(change)
+        return record | {
+            "logoUrl": listing.get("logoUrl"),
+            "websiteUrl": listing.get("websiteUrl"),
+            self.key("svcUI"): token.ui,
+            self.key("svcTags"): list(token.tags),
+            self.key("svcIndex"): listing.get("panoraIndex", index),
+            "coinGeckoId": listing.get("coinGeckoId"),
+            "coinMarketCapId": listing.get("coinMarketCapId"),
+            "isInPanoraTokenList": True,
+            "isBanned": token.banned,
+        }
+
     def swap_response(
         self,
         terms: SwapTerms,

@@ -26,6 +26,7 @@ from bot.paper.core.swaps import SwapError
 from bot.paper.faces.asgi import HttpError, Request
 from bot.paper.orders_wire import OrderRenderer, page_of
 from bot.paper.swap_query import check_route_controls, sources_allow, ui_filter
+from bot.paper.token_list import listed_tokens
 
 __all__ = ["PaperService"]
 
@@ -119,7 +120,7 @@ class PaperService:
             raise _bad(f"{field} is smaller than one base unit of {token.symbol}")
         return units
 
-    # --- GET /prices --------------------------------------------------------------------
+    # --- GET /prices, GET /tokenlist ----------------------------------------------------
 
     def prices(self, request: Request) -> list[dict[str, Any]]:
         """Price records, filtered by `tokenAddress`, `…UI` and `…Tags` (spec 4.1)."""
@@ -147,6 +148,24 @@ class PaperService:
                 priced=lambda t: prices.is_visible(t.address),
             )
         ]
+
+    def token_list(self, request: Request) -> dict[str, Any]:
+        """`GET /tokenlist`: `{data: [...]}` of token records (`bot.paper.token_list`)."""
+        self._chain(request.param("chainId"))
+        now, tokens = self.market.now, self.market.tokens
+        changes = self.market.prices.change_24h
+        data = [
+            self.render.token_list_record(
+                token,
+                self._index.get(id(token), 0),
+                now,
+                self.chain_id,
+                changes(token.address, now),
+                tokens.listing(token),
+            )
+            for token in listed_tokens(tokens, request, self.prefix)
+        ]
+        return {"data": data}
 
     # --- /swap and /swap/quote ----------------------------------------------------------
 

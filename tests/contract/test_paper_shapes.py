@@ -95,12 +95,6 @@ def test_paper_prices_have_the_real_record_shape(paper_url: str) -> None:
     assert differences == [], _shown(differences)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue #16 (use /tokenlist for the token book): the paper world does not "
-    "serve GET /tokenlist",
-)
 def test_paper_token_list_has_the_real_shape(paper_url: str) -> None:
     paper = _answer(paper_url, "GET", "/tokenlist", panoraUI="true,false")
     records = fixture_exact("tokenlist/aptos_tokens_records.json")

@@ -101,7 +101,7 @@ def test_doctor_passes_against_the_served_paper_world(
     result = bot("-c", str(doctor_config(tmp_path / "bot.toml", url, key)), "doctor")
     assert result.returncode == 0, result.stdout + result.stderr
     found = checks(result)
-    assert len(found) == 16
+    assert len(found) == 20
     assert found["API key source"] == ("PASS", "the paper world's key ([paper].api_keys)")
     assert found["paper world"] == (
         "PASS",

@@ -77,6 +77,7 @@ class PaperTokens:
     def __init__(self, tokens: Iterable[Token] = ()) -> None:
         self._tokens: list[Token] = []
         self._book = TokenBook()
+        self._listing: dict[str, tuple[Token, dict[str, Any]]] = {}
         for token in tokens:
             self.add(token)
 
@@ -103,7 +104,14 @@ class PaperTokens:
                 raise ValueError(
                     f"{source}: token-list entry #{index} ({symbol}) is invalid: {exc}"
                 ) from exc
-        return cls(tokens)
+        registry = cls(tokens)
+        registry._listing = {t.address: (t, item) for t, item in zip(tokens, items, strict=True)}
+        return registry
+
+    def listing(self, token: Token) -> dict[str, Any]:
+        """The token-list entry `token` was loaded from (logo, bridge, ids…), or `{}`."""
+        entry = self._listing.get(token.address)
+        return dict(entry[1]) if entry is not None and entry[0] == token else {}
 
     @property
     def book(self) -> TokenBook:

@@ -84,6 +84,7 @@ class ProviderApi:
         self._timeout = settings.faults.timeout_seconds
         self._routes: dict[tuple[str, str], Callable[[Request], Any]] = {
             ("GET", "/prices"): service.prices,
+            ("GET", "/tokenlist"): service.token_list,
             ("GET", "/swap/quote"): lambda r: service.swap(r, with_tx_data=False),
             ("POST", "/swap"): lambda r: service.swap(r, with_tx_data=True),
             ("POST", "/dca/v1/createOrder"): lambda r: service.create_order("dca", r),
