@@ -29,7 +29,7 @@ from bot.aptos.transactions import (  # noqa: E402
     transaction_hash,
 )
 
-FIXTURES = ROOT.parent / "shared" / "fixtures" / "aptos"
+FIXTURES = ROOT / "tests" / "fixtures" / "shared" / "aptos"  # the repo's copy
 TARGET_NS = 1_000_000
 WARMUP = 50
 

@@ -27,9 +27,10 @@ from bot.api import (
 )
 from bot.api.models import SwapResponseExactIn, SwapResponseExactOut
 from bot.aptos.codec import ModuleAbi, decode_entry_function, encode_entry_function
+from tests.support.fixtures import FIXTURES as SHARED_FIXTURES
 from tests.support.paper_server import PAPER_KEY, paper_serve, write_config
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "aptos"
+FIXTURES = SHARED_FIXTURES / "aptos"
 APT = "0x1::aptos_coin::AptosCoin"
 USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"
 WALLET = "0x" + "5a" * 32

@@ -12,11 +12,12 @@ import asyncio
 import json
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+from tests.support.fixtures import FIXTURES as SHARED_FIXTURES
+
+FIXTURES = SHARED_FIXTURES
 ROUTER_TXDATA = json.loads((FIXTURES / "aptos" / "panora_router_entry_txdata.json").read_text())
 
 WALLET = "0x" + "ab" * 32

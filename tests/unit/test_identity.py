@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 import pickle
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,8 +15,9 @@ from bot.aptos.address import (
     looks_like_address,
 )
 from bot.aptos.tokens import Token, TokenBook, TokenLookupError, token_key
+from tests.support.fixtures import FIXTURES as SHARED_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = SHARED_FIXTURES
 TOKEN_LIST = FIXTURES / "panora" / "token-list.json"
 
 THL_LONG = "0x07fd500c11216f0fe3095d0c4b8aa4d64a4e2e04f83758462f2b127255643615"

@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -27,8 +26,9 @@ from bot.api.models import (
 )
 from bot.api.wire import unprefix_keys
 from bot.money import loads_exact
+from tests.support.fixtures import FIXTURES as SHARED_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures"
+FIXTURES = SHARED_FIXTURES
 TXDATA_FIXTURE = FIXTURES / "aptos" / "panora_router_entry_txdata.json"
 M = TypeVar("M", bound=BaseModel)
 

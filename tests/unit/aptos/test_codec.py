@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,8 +23,9 @@ from bot.aptos.codec import (
     resolve_function,
 )
 from bot.aptos.movetypes import parse_move_type
+from tests.support.fixtures import FIXTURES as SHARED_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures" / "aptos"
+FIXTURES = SHARED_FIXTURES / "aptos"
 ROUTER = (
     "0x1c3206329806286fd2223647c9f9b130e66baeb6d7224a18c1f642ffe48f3b4c::panora_swap::router_entry"
 )

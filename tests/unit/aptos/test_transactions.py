@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,8 +34,9 @@ from bot.aptos.transactions import (
     transaction_hash,
     verify_signature,
 )
+from tests.support.fixtures import FIXTURES as SHARED_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures" / "aptos"
+FIXTURES = SHARED_FIXTURES / "aptos"
 
 
 def load(name: str) -> Any:

@@ -19,7 +19,6 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -35,8 +34,9 @@ from bot.aptos.transactions import (
     verify_signature,
 )
 from bot.paper.faces.asgi import read_request, send_json
+from tests.support.fixtures import FIXTURES as SHARED_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures" / "aptos"
+FIXTURES = SHARED_FIXTURES / "aptos"
 ROUTER_ADDRESS = Address.parse("0x1c3206329806286fd2223647c9f9b130e66baeb6d7224a18c1f642ffe48f3b4c")
 APT = "0x1::aptos_coin::AptosCoin"
 ORDERS_ADDRESS = Address.parse("0x" + "c0" * 32)
