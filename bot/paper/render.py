@@ -90,22 +90,24 @@ class Renderer:
         native: Decimal | None,
         change: Decimal | None,
     ) -> dict[str, Any]:
-        """One price record (spec 2.1)."""
+        """One `/prices` record, as the real API writes it (wire decision 40).
+
+        The docs' example and SDK 1.3.1's `TokenPrice` carry no `panoraId`, `panoraSymbol`,
+        `panoraUI` or `panoraTags` (the spec's field list does): those belong to the token
+        list (`token_list_record`). `index` is unused here and kept for the callers.
+        """
+        del index
         usd = self._usd(token, at)
         return {
             "chainId": chain_id,
-            self.key("svcId"): index,
             "tokenAddress": token.coin_type,
             "faAddress": token.fa_address,
             "name": token.name or token.symbol,
             "symbol": token.symbol,
             "decimals": token.decimals,
-            self.key("svcSymbol"): token.provider_symbol or token.symbol,
             "usdPrice": format_decimal(usd) if usd is not None else None,
             "nativePrice": format_decimal(native) if native is not None else None,
             "priceChange24H": format_decimal(change) if change is not None else None,
-            self.key("svcUI"): token.ui,
-            self.key("svcTags"): list(token.tags),
         }
 
     def token_list_record(

@@ -81,13 +81,6 @@ def _shown(differences: list[Any]) -> str:
     return "\n".join(map(str, differences))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue #16 (paper world in the real forms): paper /prices records carry "
-    "panoraId (a number), panoraSymbol, panoraUI, panoraTags, which the real /prices "
-    "record (Panora docs example) does not",
-)
 def test_paper_prices_have_the_real_record_shape(paper_url: str) -> None:
     paper = _answer(paper_url, "GET", "/prices", tokenAddress=f"{APT},{USDC}")
     real = fixture_exact("prices/docs_example_usdc.json")

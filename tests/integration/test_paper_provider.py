@@ -75,7 +75,11 @@ async def test_prices_and_filters(paper_url: str) -> None:
     assert both.records[0].usd_price == Decimal("5")
     assert not both.rejected and not everything.rejected
     assert 0 < len(visible.records) < len(everything.records)
-    assert memes.records and all("Meme" in (r.svc_tags or []) for r in memes.records)
+    # A /prices record carries no tags (wire decision 40): the token list says which.
+    async with client(paper_url) as api:
+        listed = await api.get_token_list(ui_only=False, tags=["Meme"])
+    tagged = {r.fa_address or r.token_address for r in listed.records}
+    assert memes.records and {r.fa_address or r.token_address for r in memes.records} <= tagged
 
 
 async def test_the_paper_world_answers_the_real_forms(paper_url: str) -> None:
@@ -83,6 +87,7 @@ async def test_the_paper_world_answers_the_real_forms(paper_url: str) -> None:
     excluded sources give `quotes: []`, read as NoRoute (issue #16)."""
     async with client(paper_url) as api:
         everything = await api.get_prices(ui_only=False)  # sent as panoraUI=true,false
+        shown = await api.get_prices()
         quote = await api.quote(SwapRequest(APT, USDC, from_amount=Decimal("10")))
         with pytest.raises(NoRoute, match="no route for 10"):
             await api.quote(
@@ -92,7 +97,7 @@ async def test_the_paper_world_answers_the_real_forms(paper_url: str) -> None:
         r.token_address for r in everything.records
     }
     assert {APT, USDC} <= listed
-    assert any(r.svc_ui is False for r in everything.records)
+    assert len(everything.records) > len(shown.records)  # hidden tokens too
     fee_token = quote.fee_token_of(quote.best)
     assert quote.best.fee == Decimal("0.01") and quote.best.fee_amount is None
     assert fee_token is not None and fee_token.identity == APT and fee_token.symbol == "APT"

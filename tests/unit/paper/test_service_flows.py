@@ -99,20 +99,16 @@ DETAIL_REQUIRED = {
     "time",
 }
 DETAIL_OPTIONAL = {"priceFromTokenPerToToken", "priceToTokenPerFromToken", "keeperWalletAddress"}
-PRICE_RECORD = {
+PRICE_RECORD = {  # the docs' example and SDK 1.3.1 `TokenPrice` (wire decision 40)
     "chainId",
-    "panoraId",
     "tokenAddress",
     "faAddress",
     "name",
     "symbol",
     "decimals",
-    "panoraSymbol",
     "usdPrice",
     "nativePrice",
     "priceChange24H",
-    "panoraUI",
-    "panoraTags",
 }
 
 
@@ -560,33 +556,39 @@ async def test_prices_by_address_in_request_order_each_token_once(
     assert Decimal(apt["nativePrice"]) == 1
 
 
-async def test_prices_ui_flag_and_tags(client: httpx.AsyncClient) -> None:
+async def test_prices_ui_flag_and_tags(client: httpx.AsyncClient, world: PaperWorld) -> None:
     # "All tokens" is `panoraUI=true,false` (Panora docs; SDK 1.3.1 dist/index.es.js,
-    # Token.getTokenList: "Set as [true, false] to get all tokens in the list").
+    # Token.getTokenList: "Set as [true, false] to get all tokens in the list"). A record
+    # carries no flags or tags (wire decision 40): they are read from the world's tokens.
+    def token(record: dict[str, Any]) -> Token:
+        found = world.market.tokens.get(record["faAddress"] or record["tokenAddress"])
+        assert found is not None, record
+        return found
+
     shown = await ok(client.get("/prices"))
     assert shown == await ok(client.get("/prices", params={"panoraUI": "true"}))
     everything = await ok(client.get("/prices", params={"panoraUI": "true,false"}))
     assert everything == await ok(client.get("/prices", params={"panoraUI": "[true, false]"}))
     hidden = await ok(client.get("/prices", params={"panoraUI": "false"}))
-    assert hidden and all(r["panoraUI"] is False for r in hidden)  # `false`: hidden ones only
+    assert hidden and all(not token(r).ui for r in hidden)  # `false`: hidden ones only
     assert "0xa" not in {r["faAddress"] for r in hidden}  # the real APT is a shown token
     assert len(everything) == len(shown) + len(hidden)
     refused = await client.get("/prices", params={"panoraUI": "yes"})
     assert refused.status_code == 400 and "panoraUI" in refused.json()["message"]
     assert len(everything) > len(shown) > 0
-    assert all(r["panoraUI"] is True for r in shown)
-    assert any(r["panoraUI"] is False for r in everything)
+    assert all(token(r).ui for r in shown)
+    assert any(not token(r).ui for r in everything)
     identities = {(r["tokenAddress"], r["faAddress"]) for r in shown}
     assert identities < {(r["tokenAddress"], r["faAddress"]) for r in everything}
     assert all(r["usdPrice"] is not None for r in everything)  # unpriced tokens are left out
     memes = await ok(client.get("/prices", params={"panoraTags": "Meme"}))
     assert 0 < len(memes) < len(shown)
-    assert all("Meme" in r["panoraTags"] for r in memes)
+    assert all("Meme" in token(r).tags for r in memes)
     either = await ok(
         client.get("/prices", params={"panoraTags": "meme,LP", "panoraUI": "true,false"})
     )
     assert {r["symbol"] for r in memes} < {r["symbol"] for r in either}
-    assert all({"Meme", "LP"} & set(r["panoraTags"]) for r in either)
+    assert all({"Meme", "LP"} & set(token(r).tags) for r in either)
 
 
 async def test_hidden_price_token_has_null_usd_fields_but_still_trades(
