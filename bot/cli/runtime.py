@@ -249,21 +249,20 @@ class Runtime:
         chain = chain_settings(settings)
         tokens = world.market.tokens.book if world else await fetch_token_book(client)
         signer = None
-        wallet = configured_wallet(settings)
-        if wallet is not None and (settings.wallet.key_file or settings.wallet.private_key):
-            private = _private_key(settings)
-            if with_signer:
-                try:
-                    policy = SignerPolicy.from_settings(chain, settings.risk, tokens)
-                except ConfigurationError as exc:  # e.g. a [risk] cap on an unknown token
-                    fail(str(exc), EXIT_USAGE)
-                signer = Signer(
-                    node,
-                    private,
-                    policy,
-                    InMemoryRecorder(),
-                    settings=SignerSettings.from_chain(chain),
-                )
+        private = _configured_key(settings)
+        wallet = _wallet_of(settings, private)
+        if private is not None and with_signer:
+            try:
+                policy = SignerPolicy.from_settings(chain, settings.risk, tokens)
+            except ConfigurationError as exc:  # e.g. a [risk] cap on an unknown token
+                fail(str(exc), EXIT_USAGE)
+            signer = Signer(
+                node,
+                private,
+                policy,
+                InMemoryRecorder(),
+                settings=SignerSettings.from_chain(chain),
+            )
         executor = None
         if wallet is not None and not readonly:
             try:
@@ -328,12 +327,19 @@ class Runtime:
         await self.aclose()
 
 
-def _private_key(settings: Settings) -> ed25519.PrivateKey:
-    """The wallet's key; exit 2 with one line when it cannot be read."""
+def _configured_key(settings: Settings) -> ed25519.PrivateKey | None:
+    """The wallet's key, or None when none is configured; exit 2 when it cannot be read."""
+    if not (settings.wallet.key_file or settings.wallet.private_key):
+        return None
     try:
         return load_private_key(settings.wallet.key_file, settings.wallet.private_key)
     except KeyFileError as exc:  # missing, too open, malformed: fix the config
         fail(str(exc), EXIT_USAGE)
+
+
+def _wallet_of(settings: Settings, key: ed25519.PrivateKey | None) -> str | None:
+    """The key's (public) address, else `[wallet].address`."""
+    return str(account_address(key)) if key is not None else settings.wallet.address
 
 
 def configured_wallet(settings: Settings) -> str | None:
@@ -342,6 +348,4 @@ def configured_wallet(settings: Settings) -> str | None:
     Its key's (public) address, else `[wallet].address`; exit 2 when a configured key
     cannot be read.
     """
-    if settings.wallet.key_file or settings.wallet.private_key:
-        return str(account_address(_private_key(settings)))
-    return settings.wallet.address
+    return _wallet_of(settings, _configured_key(settings))
