@@ -142,9 +142,15 @@ class Session:
             shutil.copyfile(path, target / path.name)
 
     def files(self) -> Iterator[Path]:
-        """Every file the bot wrote (not the config, key and plugin files the test wrote)."""
+        """Every file the bot wrote (not the config, key and plugin files the test wrote).
+
+        Python's compiled copy of a plugin the test wrote (`__pycache__/leaky.*.pyc`, made
+        wherever PYTHONDONTWRITEBYTECODE is unset) is the test's own input too.
+        """
+        plugins = {w.stem for w in self.written_by_test if w.suffix == ".py"}
         for path in sorted(self.folder.rglob("*")):
-            if path.is_file() and path not in self.written_by_test:
+            compiled = path.parent.name == "__pycache__" and path.name.split(".")[0] in plugins
+            if path.is_file() and path not in self.written_by_test and not compiled:
                 yield path
 
 
