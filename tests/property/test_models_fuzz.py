@@ -18,11 +18,12 @@ from typing import Any, Literal
 import httpx
 import pytest
 import structlog
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from bot.api import ApiError, GetOrdersRequest, MalformedResponse, OrderFilter, PanoraClient
+from bot.api.errors import NoRoute
 from bot.api.models import (
     DcaOrder,
     LimitOrder,
@@ -134,12 +135,25 @@ def test_a_price_record_parses_exactly_or_is_refused(record: dict[str, Any]) -> 
 
 @FUZZ
 @given(swap_bodies())
+@example(
+    {
+        "fromToken": {"address": "0x1::aptos_coin::AptosCoin", "decimals": 8, "current_price": "5"},
+        "toToken": {"address": "0xbae2", "decimals": 6, "current_price": "1"},
+        "fromTokenAmount": "10",
+        "quotes": [],
+    }
+)
 def test_a_swap_response_parses_exactly_or_is_refused(body: dict[str, Any]) -> None:
     try:
         swap = SwapResponseExactIn.model_validate(loads_exact(dumps(body)))
     except ValidationError:
         return
     check_exact(swap)
+    if not swap.quotes:
+        # The real API answers "no route" with `quotes: []` (wire decision 35).
+        with pytest.raises(NoRoute):
+            _ = swap.best
+        return
     assert swap.best is swap.quotes[0]
 
 
