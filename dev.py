@@ -75,6 +75,8 @@ def main(argv: list[str]) -> int:
     for check in (
         [python, "-m", "ruff", "check", "bot", "strategies", "tests", "bench", "dev.py"],
         [python, "-m", "mypy"],
+        # The import rules of docs/ARCHITECTURE.md (pyproject's [tool.importlinter]).
+        [python, "-c", "from importlinter.cli import lint_imports_command as c; c()", "--no-cache"],
     ):
         code = _run(check)
         if code:
