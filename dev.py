@@ -73,7 +73,7 @@ def main(argv: list[str]) -> int:
         return _run([python, "-m", "bot", "run", "--paper", *rest])
     # test: static checks first (fast, and they name the file and line), then the suite.
     for check in (
-        [python, "-m", "ruff", "check", "bot", "strategies", "tests", "bench", "dev.py"],
+        [python, "-m", "ruff", "check", "bot", "strategies", "harness", "tests", "bench", "dev.py"],
         [python, "-m", "mypy"],
         # The import rules of docs/ARCHITECTURE.md (pyproject's [tool.importlinter]).
         [python, "-c", "from importlinter.cli import lint_imports_command as c; c()", "--no-cache"],

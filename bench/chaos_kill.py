@@ -11,7 +11,7 @@ seconds). The daemon is killed `--runs` times: after random delays, mid-request 
 createOrder/cancelOrder in flight), mid-transaction (between submit and commit) and at
 the named failpoints; it is restarted each time. Then one clean run, the world frozen,
 `bot reconcile --grace-minutes 0` and an audit of the journal against the world
-(tests/support/chaos.py, tests/support/audit.py): duplicate orders, orders missing from
+(harness/chaos.py, harness/audit.py): duplicate orders, orders missing from
 the journal, transactions committed twice, lost transitions and fills, conservation of
 tokens. `--seed` reproduces the kill schedule.
 
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.support.chaos import ChaosOptions, run_chaos  # noqa: E402
+from harness.chaos import ChaosOptions, run_chaos  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -89,7 +89,8 @@ from typing import Any, ClassVar  # noqa: E402
 import httpx  # noqa: E402
 import structlog  # noqa: E402
 
-from tests.support.five_strategies import five_strategies_toml  # noqa: E402
+from harness.five_strategies import five_strategies_toml  # noqa: E402
+from harness.whole_bot import rss_kb  # noqa: E402
 
 TARGET_RSS_MB = 120
 TARGET_IDLE_PCT = 1.0
@@ -101,16 +102,6 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
-
-
-def _rss_kb(pid: int, field_name: str = "VmRSS") -> int | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(field_name + ":"):
-                return int(line.split()[1])
-    except OSError:
-        return None
-    return None
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -244,7 +235,7 @@ def _measure_bot(config: Path, idle_seconds: float) -> DaemonFigures:
 
     def sample() -> None:
         while not stop_sampling.is_set():
-            kb = _rss_kb(pid)
+            kb = rss_kb(pid)
             if kb is not None and sampling.is_set():
                 samples.append(kb)
             time.sleep(0.1)
@@ -271,7 +262,7 @@ def _measure_bot(config: Path, idle_seconds: float) -> DaemonFigures:
         jobs_in_window = (
             len(_stamps(err, "tick-start")) + len(_stamps(err, "poll-start")) - jobs_before
         )
-        hwm = _rss_kb(pid, "VmHWM") or 0
+        hwm = rss_kb(pid, "VmHWM") or 0
     finally:
         stop_sampling.set()
         sampler.join()
@@ -338,21 +329,22 @@ async def tick_to_request(ticks: int, warmup: int = 5) -> tuple[list[float], lis
 
     from bot.api import PanoraClient
     from bot.aptos.address import FunctionId
-    from bot.chain import InMemoryRecorder, NodeClient, Signer, SignerPolicy
+    from bot.chain import NodeClient, Signer, SignerPolicy
     from bot.chain.policy import ROUTER_FUNCTION
     from bot.chain.settings import SignerSettings
     from bot.clock import SteppedClock
     from bot.config import PaperFunding, PaperSettings, RiskSettings
     from bot.engine.brokers import LiveBroker
-    from bot.engine.engine import Engine
     from bot.engine.executor import Executor
+    from bot.engine.live_ports import live_engine
+    from bot.engine.recorder import JournalRecorder
     from bot.engine.risk import RiskChecker
     from bot.engine.strategy import Action, Context, CreateLimit, Strategy, StrategyParams
     from bot.engine.tracker import OrderTracker
     from bot.journal import Journal
     from bot.paper.core.modules import order_function
     from bot.paper.world import build_world
-    from tests.support.paper_signing import address_of, fixed_key
+    from harness.paper_signing import address_of, fixed_key
 
     class BenchParams(StrategyParams):
         sell: str = "APT"
@@ -415,14 +407,14 @@ async def tick_to_request(ticks: int, warmup: int = 5) -> tuple[list[float], lis
             node,
             key,
             policy,
-            InMemoryRecorder(),
+            JournalRecorder(journal, clock),
             sleep=_no_wait,
             settings=SignerSettings(poll_interval_seconds=0, first_poll_delay_seconds=0),
         )
         executor = Executor(
             journal=journal, client=client, clock=clock, wallet=wallet, tokens=book, signer=signer
         )
-        engine = Engine(
+        engine = live_engine(
             client=client,
             journal=journal,
             clock=clock,

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.config import PaperFunding, PaperSettings
 from bot.paper.world import PaperWorld, build_world
-from tests.support.paper_signing import BCS, address_of, build_signed, fixed_key
+from harness.paper_signing import BCS, address_of, build_signed, fixed_key
 
 APT = "0x1::aptos_coin::AptosCoin"
 USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"

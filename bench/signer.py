@@ -6,10 +6,11 @@ Run from the repository root: `python bench/signer.py [iterations]`.
   the real router txData (32 type arguments, 20 arguments), the policy's judgement of a
   simulation's balance changes, building the `RawTransaction`, Ed25519 signing, BCS and the
   hash. Median over `iterations` (target ≤ 3 ms).
-* Round trips: full `Signer.execute` swaps against the in-process fake node of the unit
-  tests (`httpx.ASGITransport`), counting the node requests the signer makes: the first
-  swap (cold caches: ledger info, ABI, gas price, account) and the steady state. The quote
-  (one provider request) comes before the signer and is added to the total.
+* Round trips: full `Signer.execute` swaps against the paper world's node, in process
+  (`harness.paper_chain`, the chain tests' rig: `httpx.ASGITransport`), counting the node
+  requests the signer makes: the first swap (cold caches: ledger info, ABI, gas price,
+  account) and the steady state. The quote (one provider request) comes before the signer
+  and is added to the total.
 
 The last line is a one-line summary for CI logs.
 """
@@ -30,6 +31,7 @@ if str(ROOT) not in sys.path:
 
 import structlog  # noqa: E402
 
+from bot.aptos.address import Address  # noqa: E402
 from bot.aptos.codec import ModuleAbi, encode_entry_function  # noqa: E402
 from bot.aptos.transactions import (  # noqa: E402
     build_raw_transaction,
@@ -38,14 +40,14 @@ from bot.aptos.transactions import (  # noqa: E402
     transaction_hash,
 )
 from bot.chain.records import BalanceChange, SimulationResult  # noqa: E402
-from tests.unit.chain.fake_node import POOL, FakeNode, load_fixture  # noqa: E402
-from tests.unit.chain.support import (  # noqa: E402
+from harness.paper_chain import (  # noqa: E402
     BUY,
     KEY,
     SELL,
     SENDER,
+    chain_rig,
     default_policy,
-    make_harness,
+    load_fixture,
     router_txdata,
     swap_intent,
 )
@@ -54,6 +56,8 @@ TARGET_NS = 3_000_000
 WARMUP = 50
 STEADY_SWAPS = 20
 QUOTE_ROUND_TRIPS = 1
+POOL = Address.parse("0x" + "99" * 32)
+"""Where the judged simulation says the swap's tokens come from and go (any other account)."""
 
 
 def _ms(ns: int) -> str:
@@ -113,10 +117,11 @@ def overhead(iterations: int) -> tuple[int, int]:
 async def round_trips(headers: bool = True) -> tuple[int, int, Counter[str]]:
     """Node requests for the first swap, and over `STEADY_SWAPS` later swaps (by kind).
 
-    Steady-state swaps are spaced 10 s apart (fake time), so a ledger time is never fresh
-    from the previous swap.
+    Steady-state swaps are spaced 10 s apart (scripted time), so a ledger time is never
+    fresh from the previous swap.
     """
-    harness = make_harness(FakeNode(ledger_headers=headers))
+    harness = chain_rig()
+    harness.set_node(ledger_headers=headers)
     node = harness.node
     await harness.signer.execute(router_txdata(), swap_intent())
     cold = node.stats.total

@@ -10,7 +10,7 @@ provider requests (429 + Retry-After, 500, timeouts, connections dropped after t
 request was applied, malformed bodies) and 20% of transaction submissions (mempool full,
 lost); `light`: 5%; `none` — and `bot run` with all five built-in strategies. Reported:
 requests, retries, errors by kind, the signer's resends and re-signings, intents against
-effects applied exactly once (after a final reconcile, tests/support/audit.py), daemon
+effects applied exactly once (after a final reconcile, harness/audit.py), daemon
 restarts (target 0) and the daemon's memory (target: ≤ 10% growth after the warm-up,
 the first fifth of the run).
 
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.support.soak import PROFILES, SoakOptions, run_soak  # noqa: E402
+from harness.soak import PROFILES, SoakOptions, run_soak  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

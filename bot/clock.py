@@ -17,6 +17,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Final, Protocol, runtime_checkable
 
 __all__ = [
+    "EPOCH",
+    "MICROSECOND",
+    "MICROS_PER_SECOND",
     "AcceleratedClock",
     "Clock",
     "ClockSteps",
@@ -24,8 +27,33 @@ __all__ = [
     "SteppedClock",
     "clock_kind",
     "ensure_utc",
+    "from_micros",
     "parse_utc",
+    "to_micros",
 ]
+
+EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+"""The Unix epoch, aware UTC: µs times (the chain's, the backtest's arrays) count from it."""
+MICROSECOND: Final = timedelta(microseconds=1)
+"""One µs: `delta // MICROSECOND` is a timedelta in whole µs, exactly."""
+MICROS_PER_SECOND: Final = 1_000_000
+"""µs in a second, for integer times in seconds (expirations) and µs arrays."""
+
+
+def to_micros(moment: datetime) -> int:
+    """µs since the epoch, exact (integer arithmetic, never float; negative before 1970).
+
+    `moment` must be aware (a naive one is refused, as by `ensure_utc`); any offset is
+    honoured.
+    """
+    if moment.tzinfo is None:
+        raise ValueError(f"naive datetime {moment.isoformat()} (use timezone-aware UTC)")
+    return (moment - EPOCH) // MICROSECOND
+
+
+def from_micros(micros: int) -> datetime:
+    """The aware UTC time `micros` µs after the epoch (before it when negative); exact."""
+    return EPOCH + timedelta(microseconds=micros)
 
 
 def ensure_utc(moment: datetime) -> datetime:

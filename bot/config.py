@@ -36,6 +36,7 @@ from bot.config_paper import (
     paper_start,
 )
 from bot.cron import cron_trigger
+from bot.domain import ROUTER_FUNCTION
 
 __all__ = [
     "ALERT_EVENT_NAMES",
@@ -62,7 +63,6 @@ __all__ = [
     "WalletSettings",
     "load_settings",
     "paper_start",
-    "param_strings",
 ]
 
 _FEED_ID: Final = re.compile(r"0x[0-9a-fA-F]{64}")
@@ -98,9 +98,6 @@ ALERT_EVENT_NAMES: Final = frozenset(
 """The alert kinds `[alerts].events` may name (besides "all")."""
 
 MAINNET_CHAIN_ID: Final = 1
-ROUTER_FUNCTION: Final = (
-    "0x1c3206329806286fd2223647c9f9b130e66baeb6d7224a18c1f642ffe48f3b4c::panora_swap::router_entry"
-)
 
 
 class ApiSettings(_Section):
@@ -376,29 +373,6 @@ class Schedule(_Section):
         if self.cron is not None:
             cron_trigger(self.cron)  # a line the scheduler cannot run is a config error
         return self
-
-
-def param_strings(value: Any) -> list[str]:
-    """Every string in a parameter tree (mapping keys and values), first-seen order.
-
-    Strategies name tokens in their parameters; whoever needs "the tokens a strategy
-    uses" (balances, recording, doctor) resolves these strings with the token book.
-    """
-    found: dict[str, None] = {}
-
-    def walk(item: Any) -> None:
-        if isinstance(item, str):
-            found.setdefault(item)
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                walk(key)
-                walk(inner)
-        elif isinstance(item, list | tuple | set | frozenset):
-            for inner in item:
-                walk(inner)
-
-    walk(value)
-    return list(found)
 
 
 class StrategyEntry(_Section):

@@ -20,8 +20,17 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from bot.engine.strategy import Action, Context, Strategy, StrategyParams, Swap
-from strategies.recurring_dca import Period, SlippageParam, period_length
+from bot.engine.strategy import (
+    Action,
+    Context,
+    Period,
+    Slippage,
+    Strategy,
+    StrategyParams,
+    Swap,
+    period_length,
+    window,
+)
 
 __all__ = ["DipBuyer", "DipBuyerParams"]
 
@@ -48,7 +57,7 @@ class DipBuyerParams(StrategyParams):
     use_change_24h: bool = True
     ma_ticks: int = Field(default=0, ge=0, le=10_000)
     cooldown: Period = "1 day"
-    slippage: SlippageParam | None = None
+    slippage: Slippage | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> DipBuyerParams:
@@ -61,64 +70,60 @@ class DipBuyerParams(StrategyParams):
         return self
 
 
-class DipBuyer(Strategy):
+class DipBuyer(Strategy[DipBuyerParams]):
     """Swap when `priceChange24H` or a moving average falls past a threshold, with cooldown.
 
     State: `prices` (the last `ma_ticks` [time, USD price] pairs) and `last_buy` (when).
     """
 
     name: ClassVar[str] = "dip_buyer"
-    Params: ClassVar[type[StrategyParams]] = DipBuyerParams
 
-    def __init__(self, instance: str, params: StrategyParams) -> None:
-        """A dip buyer named `instance` with validated `DipBuyerParams`."""
-        if not isinstance(params, DipBuyerParams):
-            raise TypeError("dip_buyer needs DipBuyerParams")
-        super().__init__(instance, params)
-        self.p = params
+    def tokens(self) -> list[str]:
+        """The tokens it pays with and watches."""
+        return [self.params.sell_token, self.params.buy_token]
 
     async def on_tick(self, ctx: Context) -> list[Action]:
         """Record the price; buy when a trigger fires outside the cooldown."""
-        info = ctx.price(self.p.buy_token)
+        info = ctx.price(self.params.buy_token)
         if info is None or info.usd is None or info.usd <= 0:
-            ctx.log.warning("dip_buyer.no_price", token=self.p.buy_token)
+            ctx.log.warning("dip_buyer.no_price", token=self.params.buy_token)
             return []
         average = self._record(ctx, info.usd)
-        drop = self.p.drop_percent
+        drop = self.params.drop_percent
         reason = None
-        if self.p.use_change_24h and info.change_24h is not None and info.change_24h <= -drop:
+        if self.params.use_change_24h and info.change_24h is not None and info.change_24h <= -drop:
             reason = f"24h change {info.change_24h}%"
         elif average is not None and info.usd <= average * (1 - drop / 100):
-            reason = f"price {info.usd} below the {self.p.ma_ticks}-tick average {average}"
+            reason = f"price {info.usd} below the {self.params.ma_ticks}-tick average {average}"
         if reason is None:
             return []
-        cooldown = period_length(self.p.cooldown)
+        cooldown = period_length(self.params.cooldown)
         last = ctx.state.get("last_buy")
         if isinstance(last, datetime) and ctx.now < last + cooldown:
             ctx.log.info("dip_buyer.cooling_down", reason=reason, last_buy=last.isoformat())
             return []
-        bucket = int(ctx.now.timestamp() // cooldown.total_seconds())
+        bucket = window(ctx.now, cooldown)
         ctx.save("last_buy", ctx.now)
-        ctx.log.info("dip_buyer.buy", reason=reason, amount=str(self.p.amount))
+        ctx.log.info("dip_buyer.buy", reason=reason, amount=str(self.params.amount))
         return [
             Swap(
                 key=f"{self.instance}:dip:{bucket}",
-                sell=self.p.sell_token,
-                buy=self.p.buy_token,
-                sell_amount=self.p.amount,
-                slippage=self.p.slippage,
+                sell=self.params.sell_token,
+                buy=self.params.buy_token,
+                sell_amount=self.params.amount,
+                slippage=self.params.slippage,
             )
         ]
 
     def _record(self, ctx: Context, usd: Decimal) -> Decimal | None:
         """Keep this tick's price; return the average of the earlier ones (if enough)."""
-        if self.p.ma_ticks == 0:
+        if self.params.ma_ticks == 0:
             return None
         earlier = [p for p in _history(ctx.state.get("prices")) if p[0] != ctx.now]
-        earlier = earlier[-self.p.ma_ticks :]
-        kept = [*earlier, (ctx.now, usd)][-self.p.ma_ticks :]
+        earlier = earlier[-self.params.ma_ticks :]
+        kept = [*earlier, (ctx.now, usd)][-self.params.ma_ticks :]
         ctx.save("prices", [[at, price] for at, price in kept])
-        if len(earlier) < self.p.ma_ticks:
+        if len(earlier) < self.params.ma_ticks:
             return None
         return sum((price for _, price in earlier), Decimal(0)) / len(earlier)
 

@@ -29,12 +29,10 @@ from bot.engine.strategy import (
     Context,
     CreateLimit,
     OrderInfo,
+    Period,
+    Slippage,
     Strategy,
     StrategyParams,
-)
-from strategies.recurring_dca import (
-    Period,
-    SlippageParam,
     new_user_cancels,
     note_user_cancels,
     parse_period,
@@ -70,7 +68,7 @@ class LimitLadderParams(StrategyParams):
     amount_per_rung: Decimal = Field(gt=0)
     redrift_percent: Decimal = Field(gt=0)
     expiry: Period | None = None
-    slippage: SlippageParam | None = None
+    slippage: Slippage | None = None
     replace_cancelled: bool = False
 
     @model_validator(mode="after")
@@ -92,7 +90,7 @@ def rung_rate(anchor: Decimal, k: int, spacing_percent: Decimal) -> Decimal:
         return Decimal(1) / (anchor * (1 - k * spacing_percent / 100))
 
 
-class LimitLadder(Strategy):
+class LimitLadder(Strategy[LimitLadderParams]):
     """N limit buys spaced below the market, re-placed when the market drifts, with expiry.
 
     State: `anchor` (Decimal, the price the ladder was placed at), `generation` (int),
@@ -100,18 +98,14 @@ class LimitLadder(Strategy):
     """
 
     name: ClassVar[str] = "limit_ladder"
-    Params: ClassVar[type[StrategyParams]] = LimitLadderParams
 
-    def __init__(self, instance: str, params: StrategyParams) -> None:
-        """A ladder named `instance` with validated `LimitLadderParams`."""
-        if not isinstance(params, LimitLadderParams):
-            raise TypeError("limit_ladder needs LimitLadderParams")
-        super().__init__(instance, params)
-        self.p = params
+    def tokens(self) -> list[str]:
+        """The pair the rungs trade (both priced: the anchor is their ratio)."""
+        return [self.params.sell_token, self.params.buy_token]
 
     def market_price(self, ctx: Context) -> Decimal | None:
         """The price of `buy_token` in `sell_token` now, or None without both USD prices."""
-        sell, buy = ctx.price(self.p.sell_token), ctx.price(self.p.buy_token)
+        sell, buy = ctx.price(self.params.sell_token), ctx.price(self.params.buy_token)
         if sell is None or buy is None or sell.usd is None or buy.usd is None:
             return None
         if sell.usd <= 0 or buy.usd <= 0:
@@ -122,7 +116,9 @@ class LimitLadder(Strategy):
         """Place the ladder; re-place it past the drift band or after expiry; else nothing."""
         price = self.market_price(ctx)
         if price is None:
-            ctx.log.warning("limit_ladder.no_price", sell=self.p.sell_token, buy=self.p.buy_token)
+            ctx.log.warning(
+                "limit_ladder.no_price", sell=self.params.sell_token, buy=self.params.buy_token
+            )
             return []
         anchor = _decimal(ctx.state.get("anchor"))
         generation = int(ctx.state.get("generation") or 0)
@@ -131,12 +127,12 @@ class LimitLadder(Strategy):
         drift = abs(price - anchor) / anchor * 100
         placed_at = ctx.state.get("placed_at")
         expired = (
-            self.p.expiry is not None
+            self.params.expiry is not None
             and isinstance(placed_at, datetime)
-            and ctx.now >= placed_at + period_length(self.p.expiry)
+            and ctx.now >= placed_at + period_length(self.params.expiry)
         )
         cancelled = self._user_cancelled(ctx, placed_at)
-        by_user = bool(cancelled) and self.p.replace_cancelled
+        by_user = bool(cancelled) and self.params.replace_cancelled
         note_user_cancels(
             ctx,
             cancelled,
@@ -145,7 +141,7 @@ class LimitLadder(Strategy):
             if by_user
             else "not placed again before the next ladder (drift or expiry)",
         )
-        if drift <= self.p.redrift_percent and not expired and not by_user:
+        if drift <= self.params.redrift_percent and not expired and not by_user:
             # Rungs of this ladder that never took (refused, or failed: their key was freed)
             # are asked for again, so a ladder funded late fills in, and one refused keeps
             # saying so (the daemon counts it stuck) instead of resting silently.
@@ -160,7 +156,8 @@ class LimitLadder(Strategy):
         cancels: list[Action] = [
             CancelLimit(key=f"{self.instance}:cancel:{o.order_id}", order_id=o.order_id)
             for o in ctx.live_orders("limit")
-            if _same(ctx, o.sell, self.p.sell_token) and _same(ctx, o.buy, self.p.buy_token)
+            if _same(ctx, o.sell, self.params.sell_token)
+            and _same(ctx, o.buy, self.params.buy_token)
         ]
         return cancels + self._place(ctx, generation + 1, price)
 
@@ -174,8 +171,8 @@ class LimitLadder(Strategy):
             if o.kind == "limit"
             and o.strategy in (None, self.instance)
             and o.created_at >= placed_at  # placed by this ladder, not an earlier one
-            and _same(ctx, o.sell, self.p.sell_token)
-            and _same(ctx, o.buy, self.p.buy_token)
+            and _same(ctx, o.sell, self.params.sell_token)
+            and _same(ctx, o.buy, self.params.buy_token)
         ]
         return new_user_cancels(ctx, self.instance, rungs)
 
@@ -187,19 +184,19 @@ class LimitLadder(Strategy):
 
     def _rungs(self, generation: int, anchor: Decimal) -> list[CreateLimit]:
         """The ladder of `generation` around `anchor`: the same keys and rates every time."""
-        expiry = parse_period(self.p.expiry) if self.p.expiry is not None else None
+        expiry = parse_period(self.params.expiry) if self.params.expiry is not None else None
         return [
             CreateLimit(
                 key=f"{self.instance}:ladder:{generation}:{k}",
-                sell=self.p.sell_token,
-                buy=self.p.buy_token,
-                amount=self.p.amount_per_rung,
-                rate=rung_rate(anchor, k, self.p.spacing_percent),
+                sell=self.params.sell_token,
+                buy=self.params.buy_token,
+                amount=self.params.amount_per_rung,
+                rate=rung_rate(anchor, k, self.params.spacing_percent),
                 expiry_value=expiry[0] if expiry else None,
                 expiry_period=expiry[1] if expiry else None,
-                slippage=self.p.slippage,
+                slippage=self.params.slippage,
             )
-            for k in range(1, self.p.rungs + 1)
+            for k in range(1, self.params.rungs + 1)
         ]
 
 

@@ -17,8 +17,17 @@ from typing import ClassVar
 
 from pydantic import Field, model_validator
 
-from bot.engine.strategy import Action, Context, Strategy, StrategyParams, Swap
-from strategies.recurring_dca import Period, SlippageParam, period_length
+from bot.engine.strategy import (
+    Action,
+    Context,
+    Period,
+    Slippage,
+    Strategy,
+    StrategyParams,
+    Swap,
+    period_length,
+    window,
+)
 
 __all__ = ["Rebalancer", "RebalancerParams"]
 
@@ -43,7 +52,7 @@ class RebalancerParams(StrategyParams):
     min_trade: Decimal = Field(default=Decimal(10), ge=0)
     cooldown: Period = "1 hour"
     amount_places: int = Field(default=6, ge=0, le=18)
-    slippage: SlippageParam | None = None
+    slippage: Slippage | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> RebalancerParams:
@@ -55,31 +64,23 @@ class RebalancerParams(StrategyParams):
         return self
 
 
-class Rebalancer(Strategy):
+class Rebalancer(Strategy[RebalancerParams]):
     """Swap toward target weights when drift exceeds a band (one swap per window).
 
     State: none; the balances and prices of the tick decide.
     """
 
     name: ClassVar[str] = "rebalancer"
-    Params: ClassVar[type[StrategyParams]] = RebalancerParams
-
-    def __init__(self, instance: str, params: StrategyParams) -> None:
-        """A rebalancer named `instance` with validated `RebalancerParams`."""
-        if not isinstance(params, RebalancerParams):
-            raise TypeError("rebalancer needs RebalancerParams")
-        super().__init__(instance, params)
-        self.p = params
 
     def tokens(self) -> list[str]:
-        """The tokens whose balances this strategy needs (the weights' and the hub)."""
-        return [*self.p.weights, self.p.quote_token]
+        """The tokens whose prices and balances it needs: the weights' and the hub."""
+        return [*self.params.weights, self.params.quote_token]
 
     async def on_tick(self, ctx: Context) -> list[Action]:
         """Nothing inside the band; outside, one swap from most over- to most underweight."""
         prices: dict[str, Decimal] = {}
         values: dict[str, Decimal] = {}
-        for token in self.p.weights:
+        for token in self.params.weights:
             balance = _balance(ctx, token)
             if balance is None:  # unknown is not zero: never trade on a missing balance
                 ctx.log.warning("rebalancer.no_balance", token=token)
@@ -92,26 +93,26 @@ class Rebalancer(Strategy):
         total = sum(values.values(), Decimal(0))
         if total <= 0:
             return []
-        drift = {t: values[t] / total - w for t, w in self.p.weights.items()}
-        if max(abs(d) for d in drift.values()) * 100 <= self.p.band_percent:
+        drift = {t: values[t] / total - w for t, w in self.params.weights.items()}
+        if max(abs(d) for d in drift.values()) * 100 <= self.params.band_percent:
             return []
         over = max(drift, key=lambda t: drift[t])
         under = min(drift, key=lambda t: drift[t])
         usd = min(drift[over], -drift[under]) * total
-        quantum = Decimal(1).scaleb(-self.p.amount_places)
+        quantum = Decimal(1).scaleb(-self.params.amount_places)
         amount = (usd / prices[over]).quantize(quantum, rounding=ROUND_DOWN)
-        if usd < self.p.min_trade or amount <= 0:
-            ctx.log.info("rebalancer.too_small", usd=str(usd), min_trade=str(self.p.min_trade))
+        if usd < self.params.min_trade or amount <= 0:
+            ctx.log.info("rebalancer.too_small", usd=str(usd), min_trade=str(self.params.min_trade))
             return []
-        window = int(ctx.now.timestamp() // period_length(self.p.cooldown).total_seconds())
+        at = window(ctx.now, period_length(self.params.cooldown))
         ctx.log.info("rebalancer.swap", sell=over, buy=under, amount=str(amount), usd=str(usd))
         return [
             Swap(
-                key=f"{self.instance}:rebalance:{window}",
+                key=f"{self.instance}:rebalance:{at}",
                 sell=over,
                 buy=under,
                 sell_amount=amount,
-                slippage=self.p.slippage,
+                slippage=self.params.slippage,
             )
         ]
 
@@ -122,10 +123,10 @@ class Rebalancer(Strategy):
             return info.usd
         if balance <= 0:
             return Decimal(0)  # nothing held: its value is 0 whatever the price
-        hub = ctx.price(self.p.quote_token)
+        hub = ctx.price(self.params.quote_token)
         if ctx.quote is None or hub is None or hub.usd is None:
             return None
-        bought = await ctx.quote(token, self.p.quote_token, balance)
+        bought = await ctx.quote(token, self.params.quote_token, balance)
         return None if bought is None else bought * hub.usd / balance
 
 

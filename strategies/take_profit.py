@@ -28,12 +28,10 @@ from bot.engine.strategy import (
     Context,
     CreateLimit,
     OrderInfo,
+    Period,
+    Slippage,
     Strategy,
     StrategyParams,
-)
-from strategies.recurring_dca import (
-    Period,
-    SlippageParam,
     new_user_cancels,
     note_user_cancels,
     parse_period,
@@ -79,7 +77,7 @@ class TakeProfitParams(StrategyParams):
     reprice_band_percent: Decimal = Field(default=Decimal(1), gt=0)
     expiry: Period | None = None
     amount_places: int = Field(default=6, ge=0, le=18)
-    slippage: SlippageParam | None = None
+    slippage: Slippage | None = None
     replace_cancelled: bool = False
 
     @model_validator(mode="after")
@@ -91,7 +89,7 @@ class TakeProfitParams(StrategyParams):
         return self
 
 
-class TakeProfit(Strategy):
+class TakeProfit(Strategy[TakeProfitParams]):
     """Limit sells at targets above the average entry, re-placed when the entry moves.
 
     State: the `entry`, `generation`, `holding` and `placed_at` the live targets were
@@ -99,26 +97,22 @@ class TakeProfit(Strategy):
     """
 
     name: ClassVar[str] = "take_profit"
-    Params: ClassVar[type[StrategyParams]] = TakeProfitParams
 
-    def __init__(self, instance: str, params: StrategyParams) -> None:
-        """A take-profit named `instance` with validated `TakeProfitParams`."""
-        if not isinstance(params, TakeProfitParams):
-            raise TypeError("take_profit needs TakeProfitParams")
-        super().__init__(instance, params)
-        self.p = params
+    def tokens(self) -> list[str]:
+        """The held token (its balance) and what it is sold for."""
+        return [self.params.token, self.params.quote_token]
 
     def order_sources(self) -> list[str]:
         """The strategy instances whose orders this one reads (itself and `entry_from`)."""
-        return [self.instance, *self.p.entry_from]
+        return [self.instance, *self.params.entry_from]
 
     def entry(self, ctx: Context) -> Decimal | None:
         """The entry price: configured, or averaged from filled buys; None when unknown."""
-        if self.p.entry_price is not None:
-            return self.p.entry_price
+        if self.params.entry_price is not None:
+            return self.params.entry_price
         spent = received = Decimal(0)
         for order in ctx.orders:
-            buys = _pair(ctx, order, self.p.quote_token, self.p.token)
+            buys = _pair(ctx, order, self.params.quote_token, self.params.token)
             if buys and order.amount_spent and order.received:
                 spent += order.amount_spent
                 received += order.received
@@ -133,25 +127,25 @@ class TakeProfit(Strategy):
         stored = ctx.state.get("entry")  # a Decimal once placed
         moved = abs(entry / stored - 1) * 100 if isinstance(stored, Decimal) and stored else None
         cancelled = self._user_cancelled(ctx, ctx.state.get("placed_at"))
-        by_user = bool(cancelled) and self.p.replace_cancelled
+        by_user = bool(cancelled) and self.params.replace_cancelled
         if not by_user:  # else noted once the targets are placed again
             note_user_cancels(ctx, cancelled, "take_profit.user_cancelled", hint=_KEPT_EMPTY)
-        if moved is not None and moved <= self.p.reprice_band_percent and not by_user:
+        if moved is not None and moved <= self.params.reprice_band_percent and not by_user:
             return []
         live = [
             o
             for o in ctx.live_orders("limit")
             if o.strategy in (None, self.instance)  # only its own sells, never another's
-            and _pair(ctx, o, self.p.token, self.p.quote_token)
+            and _pair(ctx, o, self.params.token, self.params.quote_token)
         ]
         locked = sum((o.amount_total - (o.amount_spent or 0) for o in live), Decimal(0))
-        balance = _balance(ctx, self.p.token)
+        balance = _balance(ctx, self.params.token)
         if balance is None:
-            ctx.log.warning("take_profit.no_balance", token=self.p.token)
+            ctx.log.warning("take_profit.no_balance", token=self.params.token)
             return []
         holding = balance + locked
         if holding <= 0:
-            ctx.log.info("take_profit.nothing_held", token=self.p.token)
+            ctx.log.info("take_profit.nothing_held", token=self.params.token)
             return []
         generation = int(ctx.state.get("generation") or 0)
         actions: list[Action] = []
@@ -168,9 +162,9 @@ class TakeProfit(Strategy):
         if by_user:
             note_user_cancels(ctx, cancelled, "take_profit.user_cancelled", hint=_REPLACING)
         ctx.log.info("take_profit.place", entry=str(entry), holding=str(holding))
-        quantum = Decimal(1).scaleb(-self.p.amount_places)
-        expiry = parse_period(self.p.expiry) if self.p.expiry is not None else None
-        for i, target in enumerate(self.p.targets):
+        quantum = Decimal(1).scaleb(-self.params.amount_places)
+        expiry = parse_period(self.params.expiry) if self.params.expiry is not None else None
+        for i, target in enumerate(self.params.targets):
             amount = (holding * target.fraction).quantize(quantum, rounding=ROUND_DOWN)
             if amount <= 0:
                 continue
@@ -180,13 +174,13 @@ class TakeProfit(Strategy):
             actions.append(
                 CreateLimit(
                     key=f"{self.instance}:tp:{generation}:{i}",
-                    sell=self.p.token,
-                    buy=self.p.quote_token,
+                    sell=self.params.token,
+                    buy=self.params.quote_token,
                     amount=amount,
                     rate=rate,
                     expiry_value=expiry[0] if expiry else None,
                     expiry_period=expiry[1] if expiry else None,
-                    slippage=self.p.slippage,
+                    slippage=self.params.slippage,
                 )
             )
         return actions
@@ -201,7 +195,7 @@ class TakeProfit(Strategy):
             if o.kind == "limit"
             and o.strategy in (None, self.instance)
             and o.created_at >= placed_at  # placed for this generation, not an earlier one
-            and _pair(ctx, o, self.p.token, self.p.quote_token)
+            and _pair(ctx, o, self.params.token, self.params.quote_token)
         ]
         return new_user_cancels(ctx, self.instance, sells)
 

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import httpx
 from pydantic import BaseModel, ValidationError
@@ -43,6 +43,7 @@ from bot.api.params import (
     SwapRequest,
 )
 from bot.api.wire import prefixed
+from bot.domain import OrderKind
 from bot.money import loads_exact
 
 __all__ = ["READERS", "Answer", "CheckReport", "FolderError", "check_answers", "load_answers"]
@@ -135,7 +136,7 @@ async def _quote(client: PanoraClient, answer: Answer) -> _Parsed:
     return _Parsed([("", await client.quote(_swap_request(answer, None)))])
 
 
-def _orders(kind: Literal["dca", "limit"]) -> Reader:
+def _orders(kind: OrderKind) -> Reader:
     async def read(client: PanoraClient, answer: Answer) -> _Parsed:
         request = GetOrdersRequest(chain_id=1, wallet=_WALLET, status=OrderFilter.ACTIVE)
         page = await client.get_orders(kind, request)
@@ -181,7 +182,7 @@ async def _create_limit(client: PanoraClient, answer: Answer) -> _Parsed:
     return _with_tx_data(await client.create_limit_order(request))
 
 
-def _cancel(kind: Literal["dca", "limit"]) -> Reader:
+def _cancel(kind: OrderKind) -> Reader:
     async def read(client: PanoraClient, answer: Answer) -> _Parsed:
         request = CancelOrderRequest("0x1", to_wallet=_WALLET)
         return _with_tx_data(await client.cancel_order(kind, request))
@@ -201,12 +202,12 @@ READERS: Final[dict[tuple[str, str], Reader]] = {
     ("GET", "/tokenlist"): _token_list,
     ("POST", "/swap"): _swap,
     ("GET", "/swap/quote"): _quote,
-    ("POST", "/dca/v1/getOrders"): _orders("dca"),
-    ("POST", "/limit/v1/getOrders"): _orders("limit"),
+    ("POST", "/dca/v1/getOrders"): _orders(OrderKind.DCA),
+    ("POST", "/limit/v1/getOrders"): _orders(OrderKind.LIMIT),
     ("POST", "/dca/v1/createOrder"): _create_dca,
     ("POST", "/limit/v1/createOrder"): _create_limit,
-    ("POST", "/dca/v1/cancelOrder"): _cancel("dca"),
-    ("POST", "/limit/v1/cancelOrder"): _cancel("limit"),
+    ("POST", "/dca/v1/cancelOrder"): _cancel(OrderKind.DCA),
+    ("POST", "/limit/v1/cancelOrder"): _cancel(OrderKind.LIMIT),
     _TX_DATA: _tx_data,
 }
 """Endpoint → how the bot reads its answer. `_TX_DATA` is a bare txData (fixtures only)."""

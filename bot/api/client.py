@@ -24,7 +24,6 @@ the request was refused.
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
@@ -44,8 +43,8 @@ from bot.api.answers import (
 )
 from bot.api.errors import (
     ApiError,
+    ApiNotSent,
     MalformedResponse,
-    NotSent,
     OutcomeUnknown,
     RateLimited,
     ServerError,
@@ -70,22 +69,24 @@ from bot.api.params import (
     SwapRequest,
     SwapVariant,
 )
-from bot.api.resilience import Backoff, TokenBucket, parse_retry_after
+from bot.api.resilience import API_RETRY_AFTER_LIMIT_SECONDS, TokenBucket, api_backoff
 from bot.api.swap_calls import no_route, swap_endpoint, swap_query
 from bot.api.token_list import TokenList, TokenListRecord, token_filters
 from bot.api.units import order_record_to_human
 from bot.api.wire import unprefix_keys
 from bot.bounded_body import ACCEPT_ENCODING, BodyRefused, read_limited
+from bot.clock import Clock, RealClock
 from bot.config import ApiSettings
+from bot.domain import OrderKind
 from bot.logging import get_logger, register_secret, register_url_secrets
 from bot.money import loads_exact
+from bot.retry import Backoff, parse_retry_after
 
 __all__ = ["USER_AGENT", "ClientStats", "PanoraClient", "SwapResponse"]
 
 USER_AGENT: Final = f"aptos-dca-bot/{__version__}"
 DEFAULT_MAX_RESPONSE_BYTES: Final = 4 * 1024 * 1024
 SwapResponse = SwapResponseExactIn | SwapResponseExactOut
-OrderKind = Literal["dca", "limit"]
 _ModelT = TypeVar("_ModelT", bound=BaseModel)
 
 # Transport failures, by what they mean for a request that changes state.
@@ -128,6 +129,7 @@ class PanoraClient:
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         monotonic: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         self.chain_id = chain_id
         self.prefix = provider_prefix
@@ -140,7 +142,8 @@ class PanoraClient:
         self._max_attempts = max_attempts
         self._max_body = max_response_bytes
         self._deadline = request_deadline
-        self._backoff = backoff or Backoff(0.5, 30.0, random.Random())  # noqa: S311
+        self._backoff = backoff or api_backoff()
+        self._wall = clock or RealClock()  # a Retry-After date is read against it
         self._limiter = TokenBucket(
             rate_limit_per_second, rate_limit_burst, sleep=sleep, monotonic=monotonic
         )
@@ -184,7 +187,7 @@ class PanoraClient:
             max_attempts=settings.max_attempts,
             max_response_bytes=settings.max_response_bytes,
             request_deadline=settings.request_deadline_seconds,
-            backoff=Backoff(settings.backoff_base_seconds, settings.backoff_cap_seconds),
+            backoff=api_backoff(settings.backoff_base_seconds, settings.backoff_cap_seconds),
             order_amount_units=settings.order_amount_units,
             limit_from_wallet_field=settings.limit_from_wallet_field,
             transport=transport,
@@ -227,7 +230,7 @@ class PanoraClient:
                 async with asyncio.timeout(self._deadline):
                     response, content, refused = await self._exchange(method, path, params, body)
             except _NOT_SENT as exc:
-                error: ApiError = NotSent(
+                error: ApiError = ApiNotSent(
                     f"{endpoint}: not sent ({reason(exc)})", endpoint=endpoint
                 )
             except (*_UNKNOWN, TimeoutError) as exc:
@@ -334,7 +337,11 @@ class PanoraClient:
             refused or body_text(response, content[:2000]),
             body,
             endpoint=endpoint,
-            retry_after=parse_retry_after(response.headers.get("retry-after")),
+            retry_after=parse_retry_after(
+                response.headers.get("retry-after"),
+                now=self._wall.now(),
+                limit=API_RETRY_AFTER_LIMIT_SECONDS,
+            ),
         )
         if changes_state and isinstance(error, ServerError):
             unknown = OutcomeUnknown(f"{error}; outcome unknown", endpoint=endpoint)

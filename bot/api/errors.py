@@ -1,24 +1,26 @@
 """Errors of the provider API, sorted by what the caller must do next.
 
 ```
-ApiError
-├── RequestRuleError        a request broke a rule of the spec; nothing was sent
-├── NotSent                 connect error/timeout, pool timeout: never reached the server;
-│                           safe to retry
-├── OutcomeUnknown          sent, but no complete answer (read timeout, request deadline,
-│                           dropped connection; to a createOrder/cancelOrder also a 5xx or
-│                           a 2xx body it cannot read): reconcile, never blindly retry
-├── MalformedResponse       a 2xx whose body is not the shape the spec describes, or is
-│                           over the size or JSON nesting limit
-├── NoRoute                 a swap answer with `quotes: []`: the provider found no route
-│                           (a real answer, not a fault: never retried)
-└── ResponseError           the server answered with an error status
-    ├── BadRequest          400
-    ├── Unauthorized        401 (missing or wrong API key)
-    ├── NotFound            404
-    ├── RateLimited         429 (carries `retry_after`)
-    ├── ServerError         5xx
-    └── UnexpectedStatus    any other non-2xx
+BotError                    (bot.errors: shared with the chain tree)
+└── ApiError
+    ├── RequestRuleError    a request broke a rule of the spec; nothing was sent
+    ├── ApiNotSent          connect error/timeout, pool timeout: never reached the server;
+    │                       safe to retry (also a `bot.errors.NotSent`: catch it by that name,
+    │                       which this module re-exports)
+    ├── OutcomeUnknown      sent, but no complete answer (read timeout, request deadline,
+    │                       dropped connection; to a createOrder/cancelOrder also a 5xx or
+    │                       a 2xx body it cannot read): reconcile, never blindly retry
+    ├── MalformedResponse   a 2xx whose body is not the shape the spec describes, or is
+    │                       over the size or JSON nesting limit
+    ├── NoRoute             a swap answer with `quotes: []`: the provider found no route
+    │                       (a real answer, not a fault: never retried)
+    └── ResponseError       the server answered with an error status
+        ├── BadRequest      400
+        ├── Unauthorized    401 (missing or wrong API key)
+        ├── NotFound        404
+        ├── RateLimited     429 (carries `retry_after`)
+        ├── ServerError     5xx
+        └── UnexpectedStatus any other non-2xx
 ```
 
 Messages name the endpoint and, for response errors, the server's `message`; they never
@@ -29,8 +31,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.errors import BotError, NotSent
+
 __all__ = [
     "ApiError",
+    "ApiNotSent",
     "BadRequest",
     "MalformedResponse",
     "NoRoute",
@@ -47,7 +52,7 @@ __all__ = [
 ]
 
 
-class ApiError(Exception):
+class ApiError(BotError):
     """Base of every error raised by the API client."""
 
     endpoint: str
@@ -65,8 +70,8 @@ class RequestRuleError(ApiError, ValueError):
         self.field = field
 
 
-class NotSent(ApiError):
-    """The request never reached the server (connection refused, connect timeout…)."""
+class ApiNotSent(ApiError, NotSent):
+    """The request never reached the provider (connection refused, connect timeout…)."""
 
 
 class OutcomeUnknown(ApiError):

@@ -29,6 +29,8 @@ from bot.api.wire import (
     Rate,
     WireModel,
 )
+from bot.clock import MICROS_PER_SECOND, from_micros
+from bot.domain import DCA_STATUSES, FINAL_STATUSES, LIMIT_STATUSES, TIME_PERIODS
 
 __all__ = [
     "DCA_STATUSES",
@@ -68,14 +70,7 @@ class OrderFilter(StrEnum):
     COMPLETED = "completed"
 
 
-DCA_STATUSES: Final = frozenset({"active", "filled", "cancelled", "refunded"})
-LIMIT_STATUSES: Final = frozenset(
-    {"active", "partially_filled", "filled", "cancelled", "refunded", "expired"}
-)
-FINAL_STATUSES: Final = frozenset({"filled", "cancelled", "refunded", "expired"})
-"""Statuses after which an order changes no more (the `completed` filter's members)."""
 TX_DETAIL_TYPES: Final = frozenset({"created", "filled", "attempted", "failed", "cancelled"})
-TIME_PERIODS: Final = ("minute", "hour", "day", "week", "month")
 
 
 OrderT = TypeVar("OrderT", "DcaOrder", "LimitOrder")
@@ -101,8 +96,8 @@ def _wire_time(value: object) -> datetime | None:
         if not number.is_finite() or number.adjusted() > _MAX_EPOCH_DIGITS:
             return None
         whole = int(number)
-        seconds = whole / 1000 if whole > 10**11 else whole  # ms vs s; time is not money
-        return datetime.fromtimestamp(seconds, tz=UTC)
+        micros = whole * 1000 if whole > 10**11 else whole * MICROS_PER_SECOND  # ms vs s
+        return from_micros(micros)
     if isinstance(value, str):
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)

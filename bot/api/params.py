@@ -15,8 +15,9 @@ from decimal import Decimal
 from typing import Any, Final, Literal
 
 from bot.api.errors import RequestRuleError
-from bot.api.models import TIME_PERIODS, OrderFilter
+from bot.api.models import OrderFilter
 from bot.api.wire import prefixed
+from bot.domain import TIME_PERIODS, Slippage
 from bot.money import MoneyError, format_decimal, parse_decimal, truncate_places
 
 __all__ = [
@@ -34,7 +35,6 @@ __all__ = [
 
 SwapVariant = Literal["current", "legacy"]
 AUTO: Final = "auto"
-Slippage = Decimal | Literal["auto"]
 _FEE_ADDRESS_RE: Final = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _MAX_INCLUDE_POOLS: Final = 10
 MAX_PAGE_SIZE: Final = 1000

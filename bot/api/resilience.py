@@ -1,22 +1,45 @@
-"""Client-side rate limiting and retry back-off for the API client.
+"""Client-side rate limiting for the API client, and its numbers for the one retry policy.
 
-Both run on real (monotonic) time: asyncio's loop does not follow simulated clocks, and
-rate limits are a property of the real server. Sleep and time functions are injectable so
-tests stay fast and deterministic.
+The rate limiter runs on real (monotonic) time: asyncio's loop does not follow simulated
+clocks, and rate limits are a property of the real server. Sleep and time functions are
+injectable so tests stay fast and deterministic. Retry back-off and the `Retry-After`
+parser are `bot.retry`'s; this module holds the API's configuration of them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Awaitable, Callable
-from email.utils import parsedate_to_datetime
 from typing import Final
 
-__all__ = ["Backoff", "TokenBucket", "parse_retry_after"]
+from bot.retry import Backoff, Jitter
 
-_MAX_RETRY_AFTER_SECONDS: Final = 3600.0
+__all__ = [
+    "API_BACKOFF_BASE_SECONDS",
+    "API_BACKOFF_CAP_SECONDS",
+    "API_RETRY_AFTER_LIMIT_SECONDS",
+    "TokenBucket",
+    "api_backoff",
+]
+
+API_BACKOFF_BASE_SECONDS: Final = 0.5
+API_BACKOFF_CAP_SECONDS: Final = 30.0
+API_RETRY_AFTER_LIMIT_SECONDS: Final = 3600.0
+"""A 429's `Retry-After` is read up to an hour (`RateLimited.retry_after`: the token bucket
+is paused that long); a retry waits for it at most the back-off cap."""
+
+
+def api_backoff(
+    base: float = API_BACKOFF_BASE_SECONDS,
+    cap: float = API_BACKOFF_CAP_SECONDS,
+    rng: Jitter | None = None,
+) -> Backoff:
+    """The API client's back-off: `base` doubling up to `cap`.
+
+    A Retry-After is honoured (plus up to 10%) up to `cap` too.
+    """
+    return Backoff(base, cap, rng, retry_after_cap=cap)
 
 
 class TokenBucket:
@@ -62,41 +85,3 @@ class TokenBucket:
         """Spend the bucket so nothing is sent for about `seconds` (after a 429)."""
         self._refill()
         self._tokens = min(self._tokens, -seconds * self._rate + 1)
-
-
-class Backoff:
-    """Exponential back-off with full jitter and a cap; honours a server's Retry-After."""
-
-    def __init__(self, base: float, cap: float, rng: random.Random | None = None) -> None:
-        self._base = base
-        self._cap = cap
-        self._rng = rng or random.Random()  # noqa: S311 - jitter, not cryptography
-
-    def delay(self, attempt: int, retry_after: float | None = None) -> float:
-        """Seconds to wait before attempt `attempt + 1` (attempt counts from 1).
-
-        With a Retry-After, wait at least that long (plus up to 10% jitter), capped.
-        """
-        jitter: float = self._rng.random()
-        if retry_after is not None:
-            return min(self._cap, retry_after * (1 + 0.1 * jitter))
-        ceiling = min(self._cap, self._base * 2.0 ** (attempt - 1))
-        return ceiling * (0.5 + 0.5 * jitter)
-
-
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds from a `Retry-After` header (delta-seconds or an HTTP date), or None."""
-    if not value:
-        return None
-    text = value.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    if seconds != seconds:  # NaN
-        return None
-    return max(0.0, min(seconds, _MAX_RETRY_AFTER_SECONDS))

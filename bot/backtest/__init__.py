@@ -1,5 +1,7 @@
 """Backtests: recorded prices replayed through the same strategies and the paper world's core.
 
-`backtest` drives `paper.core` with a stepped clock and the daemon's own triggers and
-driver (`engine.scheduling`); it never imports `paper.faces` or the HTTP client.
+`backtest` runs the bot's engine (`engine.engine`) on ports over `paper.core`
+(`backtest.ports`), with a stepped clock and the daemon's own triggers and driver
+(`engine.scheduling`); it never imports `paper.faces`, the HTTP client or the journal's
+database layer.
 """

@@ -10,44 +10,40 @@ on a stepped clock, so the fills are the same). A swap is quoted, then executed 
 quote's minimum as the router call carries it: priced worse by the backtest's slippage,
 it reverts when that is beyond the swap's own slippage.
 
-Like the executor, each idempotency key is carried out once per run: a repeated key is
-answered with its outcome, never executed again — unless it failed (nothing applied),
-when it is carried out afresh, as a live key that failed is.
+Like the executor, each idempotency key of a strategy is carried out once per run: a
+repeated key is answered with its outcome, never executed again — unless it failed
+(nothing applied), when it is carried out afresh, as a live key that failed is. An ExactOut
+swap never sells more than the `max_sell_amount` the engine set (as the executor signs).
+
+`CoreBroker` is the engine's `Broker` port in a backtest; it also keeps what the other
+ports read of a run: the intents' states and each order's strategy (`bot.backtest.ports`),
+the day's spend and the live orders (`RiskView`, the risk checker's `SpendLedger`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Final, Literal
 
 from bot.aptos.tokens import Token, TokenBook, TokenLookupError
+from bot.domain import PROVIDER_LIVE_STATUSES, TIME_PERIODS, OrderKind
 from bot.engine.actions import Action, CancelDca, CancelLimit, CreateDca, CreateLimit, Swap
+from bot.engine.ports import ActionOutcome
 from bot.money import to_base_units_down, truncate_places
 from bot.paper.core.dca import DcaOrder
 from bot.paper.core.ledger import InsufficientFunds
 from bot.paper.core.limit import LimitOrder
 from bot.paper.core.market import PaperMarket
-from bot.paper.core.orders import PERIODS, OrderStateError, UnknownOrder
+from bot.paper.core.orders import OrderStateError, UnknownOrder
 from bot.paper.core.swaps import SlippageExceeded, SwapError, execute_swap, quote_swap
 
-__all__ = ["CoreBroker", "Outcome", "RiskView", "SwapRecord"]
+__all__ = ["CoreBroker", "RiskView", "SwapRecord"]
 
 _DCA_SLIPPAGE: Final = Decimal(1)
 _LIMIT_SLIPPAGE: Final = Decimal(5)
-_LIVE: Final = frozenset({"active", "partially_filled"})
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What became of one action: `confirmed` or `failed` (with the reason)."""
-
-    state: str
-    order_id: str | None = None
-    detail: str = ""
-    duplicate: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,6 +63,7 @@ class SwapRecord:
 class _Spend:
     """A carried-out action's spend, for the risk checker's daily sums."""
 
+    strategy: str
     day: date
     token: str
     amount: Decimal
@@ -77,7 +74,7 @@ class _Refused(Exception):
 
 
 class CoreBroker:
-    """Carries out one strategy's actions on the market, for one wallet."""
+    """Carries out the strategies' actions on the market, for one wallet (`Broker`)."""
 
     def __init__(
         self, market: PaperMarket, wallet: str, tokens: TokenBook, allowed: Iterable[str]
@@ -87,45 +84,60 @@ class CoreBroker:
         self.tokens = tokens
         self.allowed = frozenset(allowed)
         """Keys of the tokens with a price series: the only ones that can be traded."""
-        self.outcomes: dict[str, Outcome] = {}
-        """Idempotency key → outcome, in the order the actions were carried out."""
+        self.outcomes: dict[tuple[str, str], ActionOutcome] = {}
+        """(strategy, idempotency key) → outcome, in the order first carried out."""
+        self.intents: dict[str, dict[str, str]] = {}
+        """Strategy → idempotency key → the state of its last attempt (`ctx.intents`)."""
         self.orders: list[tuple[str, str]] = []
         """(kind, order id) of every order created, oldest first."""
+        self.owners: dict[tuple[str, str], str] = {}
+        """(kind, order id) → the strategy that created the order."""
         self.swaps: list[SwapRecord] = []
         self._spends: list[_Spend] = []
         self._open: list[DcaOrder | LimitOrder] = []
 
     # --- what the risk checker reads (the journal's answers, from the run) ---------------
 
-    def spent_on(self, day: date, token: str) -> Decimal:
-        """Sum spent of `token` (key) by confirmed actions created on UTC `day`."""
+    def spent_on(self, day: date, token: str, strategy: str | None = None) -> Decimal:
+        """Sum spent of `token` (key) by confirmed actions (of `strategy`) on UTC `day`."""
         return sum(
-            (s.amount for s in self._spends if s.day == day and s.token == token), Decimal(0)
+            (
+                s.amount
+                for s in self._spends
+                if s.day == day and s.token == token and strategy in (None, s.strategy)
+            ),
+            Decimal(0),
         )
 
     def live_orders(self) -> list[DcaOrder | LimitOrder]:
         """The orders created in this run that can still trade (oldest first)."""
-        self._open = [o for o in self._open if o.status in _LIVE]
+        self._open = [o for o in self._open if o.status in PROVIDER_LIVE_STATUSES]
         return list(self._open)
 
     # --- carrying out ---------------------------------------------------------------------
 
-    def carry_out(self, action: Action) -> Outcome:
-        """Do the action once per key; a failure is an outcome, never an exception."""
-        known = self.outcomes.get(action.key)
+    async def carry_out(self, strategy: str, action: Action) -> ActionOutcome:
+        """Do the action once per strategy and key; a failure is an outcome, not an error."""
+        known = self.outcomes.get((strategy, action.key))
         if known is not None and known.state != "failed":
-            return Outcome(known.state, known.order_id, "already done under this key", True)
+            return ActionOutcome(
+                known.state, known.order_id, detail="already done under this key", duplicate=True
+            )
+        created = len(self.orders)
         try:
             order_id = self._apply(action)
         except (_Refused, InsufficientFunds, TokenLookupError, ValueError, LookupError) as exc:
-            outcome = Outcome("failed", detail=str(exc))
+            outcome = ActionOutcome("failed", detail=str(exc))
         else:
-            outcome = Outcome("confirmed", order_id)
+            outcome = ActionOutcome("confirmed", order_id)
+            for order in self.orders[created:]:
+                self.owners[order] = strategy
             sell = getattr(action, "sell", None)
             if sell is not None and action.spend > 0:
                 token = self.tokens.find(sell).address
-                self._spends.append(_Spend(self.market.now.date(), token, action.spend))
-        self.outcomes[action.key] = outcome
+                self._spends.append(_Spend(strategy, self.market.now.date(), token, action.spend))
+        self.outcomes[(strategy, action.key)] = outcome
+        self.intents.setdefault(strategy, {})[action.key] = outcome.state
         return outcome
 
     def _apply(self, action: Action) -> str | None:
@@ -134,7 +146,8 @@ class CoreBroker:
         if isinstance(action, CreateLimit):
             return self._create_limit(action)
         if isinstance(action, CancelDca | CancelLimit):
-            return self._cancel("dca" if isinstance(action, CancelDca) else "limit", action)
+            kind = OrderKind.DCA if isinstance(action, CancelDca) else OrderKind.LIMIT
+            return self._cancel(kind, action)
         self._swap(action)
         return None
 
@@ -198,7 +211,7 @@ class CoreBroker:
         self._open.append(order)
         return order.order_id
 
-    def _cancel(self, kind: Literal["dca", "limit"], action: CancelDca | CancelLimit) -> str:
+    def _cancel(self, kind: OrderKind, action: CancelDca | CancelLimit) -> str:
         engine = self.market.dca if kind == "dca" else self.market.limit
         try:
             order = engine.get(action.order_id)
@@ -206,7 +219,7 @@ class CoreBroker:
             raise _Refused(f"order not found: {action.order_id}") from None
         if order.owner != self.wallet:
             raise _Refused(f"order not found for this wallet: {action.order_id}")
-        if order.status not in _LIVE:
+        if order.status not in PROVIDER_LIVE_STATUSES:
             raise _Refused(f"order {action.order_id} is {order.status}, not active")
         try:
             engine.cancel(action.order_id, self.market.now, owner=self.wallet)
@@ -229,6 +242,8 @@ class CoreBroker:
             "auto" if slippage is None or slippage == "auto" else _percent(slippage, Decimal(0))
         )
         now = market.now
+        cap = action.max_sell_amount  # ExactOut: the engine's bound, as the executor signs
+        cap_units = None if exact_in or cap is None else to_base_units_down(cap, sell.decimals)
         try:
             terms = quote_swap(
                 market.pools,
@@ -250,7 +265,7 @@ class CoreBroker:
                 buy=buy,
                 at=now,
                 exact_in=terms.exact_in,
-                amount_in=terms.max_in,
+                amount_in=terms.max_in if cap_units is None else min(terms.max_in, cap_units),
                 amount_out=terms.min_out,
                 adverse_pct=market.config.execution_slippage_pct,
             )
@@ -270,18 +285,19 @@ class RiskView:
     """The two questions `RiskChecker` asks its journal, answered from the run itself.
 
     Open orders are the wallet's live orders in the market; the day's spend is what the
-    strategy's confirmed actions spent that UTC day (there is one strategy per run).
+    strategy's confirmed actions spent that UTC day.
     """
 
     def __init__(self, broker: CoreBroker) -> None:
         self.broker = broker
 
     def orders(
-        self, *, status: Sequence[str] | None = None, wallet: str | None = None
+        self, *, status: Iterable[str] | None = None, wallet: str | None = None
     ) -> list[DcaOrder | LimitOrder]:
         """The wallet's orders with one of `status` (the checker counts the live ones)."""
         found = self.broker.live_orders()
-        return [o for o in found if status is None or o.status in status]
+        wanted = None if status is None else frozenset(status)
+        return [o for o in found if wanted is None or o.status in wanted]
 
     def spent_today(
         self,
@@ -290,10 +306,10 @@ class RiskView:
         token: str,
         day: date,
         *,
-        states: Sequence[str] = ("confirmed",),
+        states: Iterable[str] = ("confirmed",),
     ) -> Decimal:
-        """What confirmed actions spent of `token` (key) on UTC `day`."""
-        return self.broker.spent_on(day, token)
+        """What confirmed actions (of `strategy`; None: all) spent of `token` on UTC `day`."""
+        return self.broker.spent_on(day, token, strategy)
 
 
 def _units(field: str, amount: Decimal, token: Token) -> int:
@@ -335,6 +351,6 @@ def _period(
 ) -> tuple[int, str]:
     if value is None or period is None:
         raise _Refused(f"{field}: value and timePeriod are given together")
-    if period not in PERIODS:
-        raise _Refused(f"{field}.timePeriod must be one of {', '.join(PERIODS)}")
+    if period not in TIME_PERIODS:
+        raise _Refused(f"{field}.timePeriod must be one of {', '.join(TIME_PERIODS)}")
     return _whole(f"{field}.value", value, minimum), period

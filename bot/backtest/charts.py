@@ -35,6 +35,7 @@ from bot.backtest.metrics import Metrics, drawdown_series, held_value_series
 from bot.backtest.quoting import PairView, position_view
 from bot.backtest.report import format_price, format_usd, symbol_of
 from bot.backtest.result import BacktestResult, PricePoints
+from bot.clock import EPOCH
 from bot.price_view import PriceConvention
 
 if TYPE_CHECKING:
@@ -59,7 +60,6 @@ __all__ = [
 
 CHART_POINTS: Final = 2000
 """Price points drawn per line (the series is sampled evenly; fills are all drawn)."""
-EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 LEVEL_ZORDER: Final = 1.5
 LINE_ZORDER: Final = 2.0
 """The price line's layer; the trade markers' layer is above it, the order levels below."""

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Final
 
-from bot.backtest.feed import Feed, TokenSeries, from_us, to_us
+from bot.backtest.feed import Feed, TokenSeries
+from bot.clock import MICROSECOND, from_micros, to_micros
 
 __all__ = ["MIN_SLACK", "data_warnings", "describe_span"]
 
@@ -44,8 +45,8 @@ def data_warnings(
         if series is None or not len(series):
             continue
         last_us = int(series.times_us[-1])
-        if to_us(end) - last_us > _slack(series) // timedelta(microseconds=1):
-            short.append((from_us(last_us), symbol))
+        if to_micros(end) - last_us > _slack(series) // MICROSECOND:
+            short.append((from_micros(last_us), symbol))
     if short:
         last, _ = min(short)
         names = ", ".join(symbol for _, symbol in sorted(short))

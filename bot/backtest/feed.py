@@ -22,7 +22,7 @@ import dataclasses
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from pathlib import Path
 from typing import Any, Final
@@ -33,6 +33,7 @@ import numpy.typing as npt
 from bot.aptos.tokens import token_key
 from bot.backtest.columns import Untidy, read_columns
 from bot.backtest.paths import ArrayPath
+from bot.clock import MICROSECOND, from_micros, to_micros
 from bot.paper.core.series import load_series
 
 __all__ = [
@@ -45,8 +46,6 @@ __all__ = [
     "price_origin",
 ]
 
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-_MICRO: Final = timedelta(microseconds=1)
 _WIDE: Final = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)
 _INT64_MAX: Final = (1 << 63) - 1
 _MEAN: Final = Context(prec=28)
@@ -85,18 +84,6 @@ def price_origin(sources: Set[str | None], recorded: bool) -> str | None:
     return " and ".join(dict.fromkeys(phrases)) or None
 
 
-def to_us(moment: datetime) -> int:
-    """Exact integer microseconds since the POSIX epoch of an aware time."""
-    if moment.tzinfo is None:
-        raise ValueError(f"naive datetime {moment.isoformat()} (use timezone-aware UTC)")
-    return (moment - _EPOCH) // _MICRO
-
-
-def from_us(us: int) -> datetime:
-    """The aware UTC time of integer microseconds since the epoch."""
-    return _EPOCH + timedelta(microseconds=us)
-
-
 @dataclass(frozen=True)
 class Gap:
     """A stretch without ticks: the price at `start` held until `end`."""
@@ -128,7 +115,7 @@ class TokenSeries:
 
     def time(self, index: int) -> datetime:
         """The time of point `index`."""
-        return from_us(int(self.times_us[index]))
+        return from_micros(int(self.times_us[index]))
 
     def index_at(self, us: int) -> int:
         """Index of the point in force at `us` (the last at or before it); −1 before any."""
@@ -136,13 +123,13 @@ class TokenSeries:
 
     def at(self, moment: datetime) -> Decimal | None:
         """The price in force at `moment`; None before the first point."""
-        index = self.index_at(to_us(moment))
+        index = self.index_at(to_micros(moment))
         return None if index < 0 else self.price(index)
 
     def window(self, start: datetime, end: datetime) -> tuple[int, int]:
         """Index range [i, j) of the points with start ≤ time ≤ end."""
-        first = int(np.searchsorted(self.times_us, to_us(start), "left"))
-        last = int(np.searchsorted(self.times_us, to_us(end), "right"))
+        first = int(np.searchsorted(self.times_us, to_micros(start), "left"))
+        last = int(np.searchsorted(self.times_us, to_micros(end), "right"))
         return first, max(first, last)
 
     def mean(self, start: datetime, end: datetime) -> Decimal | None:
@@ -181,7 +168,7 @@ class TokenSeries:
         if self.times_us.size < 2:
             return []
         steps = np.diff(self.times_us)
-        where = np.nonzero(steps > min_gap // _MICRO)[0]
+        where = np.nonzero(steps > min_gap // MICROSECOND)[0]
         return [Gap(self.token, self.time(int(i)), self.time(int(i) + 1)) for i in where]
 
 
@@ -207,12 +194,12 @@ class Feed:
     def first_time(self) -> datetime | None:
         """The earliest point of any token."""
         firsts = [int(s.times_us[0]) for s in self.series.values() if len(s)]
-        return from_us(min(firsts)) if firsts else None
+        return from_micros(min(firsts)) if firsts else None
 
     def last_time(self) -> datetime | None:
         """The latest point of any token."""
         lasts = [int(s.times_us[-1]) for s in self.series.values() if len(s)]
-        return from_us(max(lasts)) if lasts else None
+        return from_micros(max(lasts)) if lasts else None
 
     def gaps(self, min_gap: timedelta) -> list[Gap]:
         """Stretches without ticks longer than `min_gap`, of every token, by time."""
@@ -257,7 +244,7 @@ def feed_from_points(
         ints = [int(p.scaleb(-exponent, context=_WIDE)) for p in prices]
         big = max(ints) > _INT64_MAX
         coefs = np.array(ints, dtype=object if big else np.int64)
-        stamps = np.array([to_us(t) for t in times], dtype=np.int64)
+        stamps = np.array([to_micros(t) for t in times], dtype=np.int64)
         series[token] = _series(token, stamps, coefs, exponent)
     return Feed(series, source, **report)
 

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from bot.aptos.tokens import Token
 from bot.backtest.broker import CoreBroker
 from bot.backtest.context import HumanAmounts, human
-from bot.backtest.feed import TokenSeries, to_us
+from bot.backtest.feed import TokenSeries
 from bot.backtest.result import (
     BacktestFill,
     BacktestOrder,
@@ -30,6 +30,8 @@ from bot.backtest.result import (
     PricePoints,
     TokenInfo,
 )
+from bot.clock import to_micros
+from bot.domain import FINAL_STATUSES
 from bot.paper.core.limit import LimitOrder
 from bot.paper.core.market import PaperMarket
 from bot.paper.core.orders import OrderState
@@ -37,7 +39,6 @@ from bot.paper.core.orders import OrderState
 __all__ = ["Tally", "build_result"]
 
 _BPS: Final = 10_000
-_FINAL: Final = frozenset({"filled", "cancelled", "expired", "refunded"})
 _SKIPS: Final = frozenset({"attempted", "failed"})
 _WIDE: Final = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)  # exact scaleb
 
@@ -62,7 +63,7 @@ def _fee(consumed: int, keeper: int, platform_bps: int, pool_bps: int) -> int:
 
 def _stamps(moments: list[datetime]) -> npt.NDArray[np.int64]:
     """Times as integer microseconds since the epoch."""
-    return np.fromiter((to_us(m) for m in moments), dtype=np.int64, count=len(moments))
+    return np.fromiter((to_micros(m) for m in moments), dtype=np.int64, count=len(moments))
 
 
 def _prices_at(series: TokenSeries, stamps: npt.NDArray[np.int64]) -> list[Decimal]:
@@ -127,7 +128,7 @@ def _order_fills(
 
 
 def _order_record(kind: str, order: OrderState) -> BacktestOrder:
-    ended = order.details[-1].time if order.status in _FINAL and order.details else None
+    ended = order.details[-1].time if order.status in FINAL_STATUSES and order.details else None
     return BacktestOrder(
         kind=kind,
         order_id=order.order_id,
@@ -218,7 +219,7 @@ def build_result(
     wallet = broker.wallet
     locked: dict[str, Decimal] = {}
     for _kind, order in orders:
-        if order.status not in _FINAL and order.balance:
+        if order.status not in FINAL_STATUSES and order.balance:
             key = order.sell.address
             locked[key] = locked.get(key, Decimal(0)) + human(order.balance, order.sell)
     entry = spec.strategy

@@ -24,20 +24,19 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Hashable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
+from bot.clock import EPOCH, MICROSECOND, from_micros
 from bot.paper.core.prices import PricePath
 
 __all__ = ["ArrayPath", "constant_path"]
 
 _WIDE: Final = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)  # exact ×, scaleb
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-_MICRO: Final = timedelta(microseconds=1)
 _CHUNK: Final = 4096
 """Points compared at a time: the first crossing is usually found in the first chunk."""
 _FEW: Final = 32
@@ -82,7 +81,7 @@ class ArrayPath(PricePath):
         self._decimals: dict[int, Decimal] = {}
         self._moment: tuple[object, int] = (None, 0)  # the last moment asked, its count
         self._starts: dict[int, datetime] = {}
-        self._only = _EPOCH + timedelta(microseconds=int(times[0])) if times.size == 1 else None
+        self._only = from_micros(int(times[0])) if times.size == 1 else None
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (ArrayPath, (self.times_us, self.coefs, self.exponent))
@@ -97,7 +96,7 @@ class ArrayPath(PricePath):
             raise ValueError(f"naive datetime {moment.isoformat()} (use timezone-aware UTC)")
         if self._only is not None:  # one point (a pegged stable coin): a comparison
             return 1 if moment >= self._only else 0
-        count = self._count_le((moment - _EPOCH) // _MICRO)
+        count = self._count_le((moment - EPOCH) // MICROSECOND)  # to_micros, inlined
         self._moment = (moment, count)
         return count
 
@@ -123,7 +122,7 @@ class ArrayPath(PricePath):
         if start is None:
             if len(self._starts) > 512:
                 self._starts.clear()
-            start = self._starts[count] = _EPOCH + timedelta(microseconds=self._t[count - 1])
+            start = self._starts[count] = from_micros(self._t[count - 1])
         return start
 
     def at(self, moment: datetime) -> Decimal | None:

@@ -1,15 +1,19 @@
 """`run_backtest(spec) -> BacktestResult`: one strategy replayed over recorded prices.
 
-The run is the paper world without its HTTP faces: a `PaperMarket` on a `SteppedClock`
-whose prices are the series (`ArrayPath`s), the strategy ticked by the daemon's own
-trigger (`make_trigger`) through the daemon's simulated-time `Driver`, which jumps the
-clock from fire time to fire time. Before each tick the market is advanced to it
-(`PaperMarket.advance_to`: DCA slices, limit crossings found by a vectorised search over
-the price arrays, expiries — event to event, never tick by tick), the order events since
-the previous tick are delivered (`on_order_event`), then `on_tick` sees a `Context` built
-from the core. Its actions are risk-checked (`RiskChecker`) and carried out on the core
-by `CoreBroker`. Fills come only from the core's DCA and limit engines, pools and swaps —
-the code the paper world runs — so a parity test can compare the two to the base unit.
+The run is the paper world without its HTTP faces, driven by the bot's own engine: a
+`PaperMarket` on a `SteppedClock` whose prices are the series (`ArrayPath`s), and the
+live `Engine` with the backtest's ports (`bot.backtest.ports`) in place of the client,
+node and journal. At each fire time of the strategy's trigger (`make_trigger`) the run
+does what the daemon's jobs due then do — the order poll, then the strategy's tick —
+under the daemon's simulated-time `Driver`, which jumps the clock from fire time to fire
+time. On each jump the market is advanced to it (`PaperMarket.advance_to`: DCA slices,
+limit crossings found by a vectorised search over the price arrays, expiries — event to
+event, never tick by tick); the poll delivers the order events since the previous one
+(`on_order_event`, as the tracker delivers them live), then `on_tick` sees the engine's
+`Context`. Actions are bounded, risk-checked (`RiskChecker`) and handed to the broker by
+the engine, as live; `CoreBroker` carries them out on the core. Fills come only from the
+core's DCA and limit engines, pools and swaps — the code the paper world runs — so a
+parity test can compare the two to the base unit.
 
 Assumptions and limits: docs/backtesting.md.
 """
@@ -19,31 +23,32 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from decimal import ROUND_FLOOR, Decimal
-from functools import cache, partial
+from functools import cache
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import numpy as np
 
 from bot.aptos.tokens import Token, TokenLookupError
 from bot.backtest.broker import CoreBroker, RiskView
-from bot.backtest.context import ContextBuilder, OrderWatcher, named_tokens
+from bot.backtest.context import gas_token, named_tokens
 from bot.backtest.coverage import data_warnings
-from bot.backtest.feed import Feed, TokenSeries, load_feed, load_journal_feed, to_us
+from bot.backtest.feed import Feed, TokenSeries, load_feed, load_journal_feed
 from bot.backtest.outcome import Tally, build_result
+from bot.backtest.ports import CoreEvents, CoreMarket, CoreOrders, CoreState
 from bot.backtest.result import BacktestResult
 from bot.backtest.spec import AUTO_FUNDING_USD, JOURNAL, BacktestSpec
-from bot.clock import SteppedClock
+from bot.clock import MICROSECOND, SteppedClock, to_micros
 from bot.config import PRICE_CREDIT
-from bot.engine.actions import check_actions, describe
-from bot.engine.events import OrderEvent
+from bot.engine.actions import describe
+from bot.engine.engine import Engine, TickReport
 from bot.engine.plugins import PluginError, build_strategy
 from bot.engine.risk import RiskChecker
 from bot.engine.scheduling import Driver, Job, make_trigger
-from bot.engine.strategy import Context, Strategy
+from bot.engine.strategy import Strategy
 from bot.logging import get_logger
 from bot.paper.core.market import MarketConfig, PaperMarket
 from bot.paper.core.pools import PoolSettings
@@ -58,7 +63,6 @@ PROVIDER_CREDIT: Final = PRICE_CREDIT
 
 Only when every price used says so (`Feed.origin`, docs/backtesting.md); otherwise the
 result says where its prices came from instead (`BacktestResult.price_origin`)."""
-_MICRO: Final = timedelta(microseconds=1)
 _GAP: Final = timedelta(hours=1)
 """A stretch without ticks longer than this is noted in the log (the price held)."""
 _GAPS_LOGGED: Final = 10
@@ -129,7 +133,7 @@ def _load(spec: BacktestSpec, tokens: PaperTokens, named: Mapping[str, Token]) -
             raise ValueError("--prices journal needs a journal URL")
         wanted = {key: token.keys for key, token in named.items()}
         return load_journal_feed(
-            spec.journal_url, wanted, until=spec.end + _MICRO, start=spec.start
+            spec.journal_url, wanted, until=spec.end + MICROSECOND, start=spec.start
         )
     try:
         return load_feed(Path(spec.prices), key_of=tokens.key_of)
@@ -157,7 +161,7 @@ def _priced(
         BacktestError: a token the strategy trades has no price at the window's start.
     """
     series = dict(feed.series)
-    start_us = to_us(spec.start)
+    start_us = to_micros(spec.start)
     for key, token in named.items():
         if key not in series and spec.peg_stables and "USD" in token.symbol.upper():
             series[key] = _pegged(token)
@@ -204,10 +208,6 @@ def _funding(
     return amounts
 
 
-def _on_event(strategy: Strategy, event: OrderEvent, ctx: Context) -> Awaitable[Any]:
-    return strategy.on_order_event(ctx, event)
-
-
 class _Run:
     """One run's parts and counters."""
 
@@ -227,7 +227,7 @@ class _Run:
         except PluginError as exc:
             raise BacktestError("; ".join(exc.problems)) from None
         named = named_tokens(strategy, tokens.book)
-        traded = set(named_tokens(strategy, tokens.book, with_apt=False))
+        traded = set(named_tokens(strategy, tokens.book, with_gas=False))
         feed = feed if feed is not None else _load(spec, tokens, named)
         series = _priced(spec, feed, named, traded)
         symbols = {key: token.symbol for key, token in named.items() if key in feed.series}
@@ -260,20 +260,25 @@ class _Run:
         run.named = {k: t for k, t in named.items() if k in series}
         run.broker = CoreBroker(market, spec.wallet, tokens.book, series)
         budgets = {spec.strategy.name: spec.strategy.budget} if spec.strategy.budget else {}
-        # The checker asks its journal two questions (open orders, the day's spend):
+        # The checker asks its ledger two questions (open orders, the day's spend):
         # RiskView answers them from the run, so the live rules apply unchanged.
-        run.risk = RiskChecker(
-            spec.risk, cast(Any, RiskView(run.broker)), tokens.book, budgets=budgets
-        )
-        run.builder = ContextBuilder(
-            market=market,
+        risk = RiskChecker(spec.risk, RiskView(run.broker), tokens.book, budgets=budgets)
+        run.orders = CoreOrders(market, run.broker)
+        run.engine = Engine(
+            market=CoreMarket(market, run.broker, priced, gas_token(tokens.book)),
+            orders=run.orders,
+            state_store=CoreState(),
+            tracker=CoreEvents(market, run.broker),
+            clock=clock,
+            wallet=spec.wallet,
+            tokens=tokens.book,
             broker=run.broker,
-            strategy=strategy,
-            priced=priced,
-            named=named.values(),
-            log=get_logger("strategy", strategy=strategy.instance, backtest=True),
+            risk=risk,
+            strategies=[strategy],
+            timeout_seconds=spec.timeout_seconds,
         )
-        run.watcher = OrderWatcher(market, run.broker)
+        # Reactions to order events and failed hooks; a tick's report comes from `tick`.
+        run.engine.report_listeners.append(run._count)
         run.origin = feed.origin()
         run.credit = PROVIDER_CREDIT if run.origin is None else None
         return run
@@ -286,23 +291,22 @@ class _Run:
     series: dict[str, TokenSeries]
     named: dict[str, Token]
     broker: CoreBroker
-    risk: RiskChecker
-    builder: ContextBuilder
-    watcher: OrderWatcher
+    orders: CoreOrders
+    engine: Engine
     credit: str | None
     origin: str | None
     warnings: list[str]
 
     async def drive(self) -> None:
-        """`on_start`, every tick to the window's end, `on_stop`."""
-        spec = self.spec
-        await self._hook("on_start")
+        """`on_start`, every poll and tick to the window's end, `on_stop`."""
+        spec, engine, name = self.spec, self.engine, self.strategy.instance
+        await engine.start()
         trigger = make_trigger(spec.strategy.schedule, spec.start)
-        job = Job(f"strategy:{self.strategy.instance}", trigger, self._tick)
+        job = Job(f"strategy:{name}", trigger, self._poll_and_tick)
         driver = Driver(self.clock, [job], on_time=self._reach)
         await driver.run_until(spec.end)
         self._reach(self.clock.now())
-        await self._hook("on_stop")
+        await engine.stop()
 
     def _reach(self, now: datetime) -> None:
         """The driver moved the clock: bring the market to the same moment."""
@@ -310,69 +314,43 @@ class _Run:
         if self.progress is not None:
             self.progress(now)
 
-    async def _tick(self) -> None:
-        self.tally.ticks += 1
-        for event in self.watcher.poll():
-            await self._decide(partial(_on_event, self.strategy, event))
-        await self._decide(self.strategy.on_tick)
+    async def _poll_and_tick(self) -> None:
+        """The order poll, then the tick: the daemon's two jobs due at one moment.
 
-    async def _decide(self, decide: Callable[[Context], Any]) -> None:
-        """One decision: a fresh context, the hook under the timeout, its actions."""
-        try:
-            ctx = self.builder.build()
-            async with asyncio.timeout(self.spec.timeout_seconds):  # no task per call
-                actions = await decide(ctx)
-            check_actions(actions)
-        except Exception as exc:
-            self._failed(exc)
-            return
-        name = self.strategy.instance
-        for action in actions:
-            refusal = self.risk.check(name, self.spec.wallet, action, self.market.now)
-            if refusal is not None:
-                self.tally.refused += 1
-                self.log.warning(
-                    "risk.refused", action=describe(action), reason=str(refusal), at=self.market.now
-                )
-                continue
-            outcome = self.broker.carry_out(action)
+        One job here, in their order: the trigger is asked for its next time once.
+        """
+        await self.engine.poll_orders()
+        self.tally.ticks += 1
+        self._count(await self.engine.tick(self.strategy.instance))
+
+    def _count(self, report: TickReport) -> None:
+        """Count what one decision did: actions carried out, refused or failed, errors."""
+        tally = self.tally
+        tally.refused += len(report.refusals)
+        for action, outcome in report.outcomes:
             if outcome.duplicate:
                 continue
             if outcome.state == "confirmed":
-                self.tally.actions += 1
+                tally.actions += 1
             else:
-                self.tally.refused += 1
+                tally.refused += 1
                 self.log.warning(
                     "action.failed",
                     action=describe(action),
                     reason=outcome.detail,
                     at=self.market.now,
                 )
-        try:
-            self.builder.save(ctx)
-        except ValueError as exc:
-            self._failed(exc)
-
-    async def _hook(self, hook: str) -> None:
-        try:
-            ctx = self.builder.build()
-            async with asyncio.timeout(self.spec.timeout_seconds):
-                await getattr(self.strategy, hook)(ctx)
-        except Exception as exc:
-            self._failed(exc)
-
-    def _failed(self, exc: BaseException) -> None:
-        reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
-        line = f"{self.market.now.isoformat()} {reason}".splitlines()[0]
-        if self.tally.errors is None:
-            self.tally.errors = []
-        self.tally.errors.append(line)
+        if not report.ok:
+            line = f"{self.market.now.isoformat()} {report.error}".splitlines()[0]
+            if tally.errors is None:
+                tally.errors = []
+            tally.errors.append(line)
 
     def result(self, wall_seconds: float) -> BacktestResult:
         """The finished run's result."""
         # The strategy's views of its orders are not needed any more: freed first, so
         # they and the result's own records are never held at once.
-        self.builder.release()
+        self.orders.release()
         result = build_result(
             spec=self.spec,
             market=self.market,

@@ -6,7 +6,6 @@ and keeper fees, seed. Only the strategy, the window and the price source are re
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,6 +15,7 @@ from typing import Final
 
 from bot.clock import ensure_utc
 from bot.config import PaperSettings, RiskSettings, Schedule, StrategyEntry
+from bot.duration import parse_duration
 
 __all__ = ["AUTO_FUNDING_USD", "JOURNAL", "BacktestSpec", "parse_schedule"]
 
@@ -26,14 +26,6 @@ AUTO_FUNDING_USD: Final = Decimal(1_000_000)
 parameters name, at the token's price at the start (see docs/backtesting.md)."""
 BACKTEST_WALLET: Final = "0x" + "b7" * 32
 _PAPER: Final = PaperSettings()
-_UNITS: Final = {
-    "s": 1, "sec": 1, "second": 1,
-    "m": 60, "min": 60, "minute": 60,
-    "h": 3600, "hour": 3600,
-    "d": 86400, "day": 86400,
-    "w": 604800, "week": 604800,
-}  # fmt: skip
-_INTERVAL_RE: Final = re.compile(r"^\s*(\d+)\s*([a-z]+?)s?\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -104,20 +96,18 @@ class BacktestSpec:
 
 
 def parse_schedule(text: str) -> Schedule:
-    """`"1h"`, `"90s"`, `"1 day"`, `"3600"` (seconds) or a 5-field cron line (UTC).
+    """A duration (`"1h"`, `"90s"`, `"1 day"`, `"3600"`: `bot.duration`) or a cron line.
+
+    A cron line has 5 fields and is read in UTC.
 
     Raises:
         ValueError: anything else, or a cron line the scheduler does not accept.
     """
     stripped = text.strip()
-    if stripped.isdigit():
-        return Schedule(interval_seconds=int(stripped))
-    match = _INTERVAL_RE.match(stripped)
-    if match is not None and match.group(2).lower() in _UNITS:
-        seconds = int(match.group(1)) * _UNITS[match.group(2).lower()]
-        if seconds < 1:
-            raise ValueError("the interval must be at least 1 second")
-        return Schedule(interval_seconds=seconds)
+    try:
+        return Schedule(interval_seconds=parse_duration(stripped).seconds)
+    except ValueError:
+        pass  # not a duration: a cron line, or nothing
     if len(stripped.split()) == 5:
         from apscheduler.triggers.cron import CronTrigger
 

@@ -1,7 +1,7 @@
 """Errors of the on-chain signer, sorted by what the caller must do next.
 
 ```
-ChainError
+ChainError                  (a `bot.errors.BotError`, like the API's ApiError)
 ├── KeyFileError            the key could not be loaded: fix the file or variable (the message
 │                           names the file and the problem, never the content)
 ├── ConfigurationError      the signer's settings are unusable (unknown token in a cap…)
@@ -16,7 +16,8 @@ ChainError
 │                           signed for it until the daemon is restarted (`cause`)
 ├── NodeUnavailable         the node did not answer usably (timeouts, 5xx) on a request that
 │   │                       changes nothing: retry later
-│   └── NotSent             the request never reached the node: retrying is safe
+│   └── NodeNotSent         the request never reached the node: retrying is safe (also a
+│                           `bot.errors.NotSent`: catch it by that name, re-exported here)
 ├── NodeError               the node answered with an error (`status`, `error_code`,
 │   │                       `vm_error_code`, `message`)
 │   ├── AccountNotFound     the account does not exist on chain: fund it first
@@ -45,6 +46,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.errors import BotError, NotSent
+
 __all__ = [
     "AccountNotFound",
     "ChainError",
@@ -57,6 +60,7 @@ __all__ = [
     "MalformedNodeResponse",
     "MempoolFull",
     "NodeError",
+    "NodeNotSent",
     "NodeRateLimited",
     "NodeUnavailable",
     "NotSent",
@@ -73,7 +77,7 @@ __all__ = [
 ]
 
 
-class ChainError(Exception):
+class ChainError(BotError):
     """Base of every error of `bot.chain`."""
 
 
@@ -149,7 +153,7 @@ class NodeUnavailable(ChainError):
         super().__init__(f"{endpoint}: {message}" if endpoint else message)
 
 
-class NotSent(NodeUnavailable):
+class NodeNotSent(NodeUnavailable, NotSent):
     """The request never reached the node (connection refused, connect timeout)."""
 
 

@@ -28,6 +28,7 @@ from typing import Final
 from bot.aptos.address import Address
 from bot.chain.node import NodeClient
 from bot.chain.records import TxStatus
+from bot.clock import MICROS_PER_SECOND
 
 __all__ = ["MAX_NUMBERS_CHECKED", "SequenceCheck", "SequenceFate", "check_sequence", "foreign_use"]
 
@@ -101,7 +102,7 @@ async def check_sequence(
         if used.tx_hash == tx_hash.lower():
             return verdict(SequenceFate.OURS, f"sequence number {n} used by ours", used)
         return verdict(SequenceFate.CONSUMED, f"sequence number {n} used by {used.tx_hash}", used)
-    if ledger_us is not None and ledger_us >= expiration_secs * 1_000_000:
+    if ledger_us is not None and ledger_us >= expiration_secs * MICROS_PER_SECOND:
         return verdict(
             SequenceFate.UNUSED,
             f"sequence number {n} unused at ledger time {ledger_us} µs, past the expiration "

@@ -41,6 +41,7 @@ from bot.chain.errors import (
     MalformedNodeResponse,
     MempoolFull,
     NodeError,
+    NodeNotSent,
     NodeRateLimited,
     NodeUnavailable,
     NotSent,
@@ -59,9 +60,11 @@ from bot.chain.records import (
     parse_account_transaction,
     parse_uint,
 )
-from bot.chain.wire import HEADER_CHAIN_ID, backoff_delay, error_from_response, ledger_header
+from bot.chain.wire import HEADER_CHAIN_ID, error_from_response, ledger_header, node_backoff
+from bot.clock import Clock, RealClock
 from bot.config import ChainSettings
 from bot.money import loads_exact
+from bot.retry import Jitter
 
 __all__ = [
     "BCS_SIGNED_TRANSACTION",
@@ -107,6 +110,8 @@ class NodeClient:
         backoff_cap_seconds: float = 5.0,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         monotonic: Callable[[], float] = time.monotonic,
+        rng: Jitter | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.expected_chain_id = expected_chain_id
@@ -117,7 +122,8 @@ class NodeClient:
         self._gas_ttl = gas_price_ttl_seconds
         self._gas_cache: tuple[int, float] | None = None
         self._abis: dict[tuple[Address, str], ModuleAbi] = {}
-        self._backoff_cap = backoff_cap_seconds
+        self._backoff = node_backoff(backoff_cap_seconds, rng)
+        self._wall = clock or RealClock()  # a Retry-After date is read against it
         self._sleep = sleep
         self._monotonic = monotonic
         self._deadline = deadline_seconds
@@ -213,7 +219,7 @@ class NodeClient:
                 finally:
                     await streamed.aclose()
         except _NOT_SENT as exc:
-            raise NotSent(f"node not reached ({type(exc).__name__})", endpoint=route) from None
+            raise NodeNotSent(f"node not reached ({type(exc).__name__})", endpoint=route) from None
         except _LOST as exc:
             raise _LostError(f"no complete answer ({type(exc).__name__})") from None
         except TimeoutError:
@@ -263,7 +269,7 @@ class NodeClient:
                         return loads_exact(response.content)
                     except ValueError:
                         raise MalformedNodeResponse("body is not JSON", endpoint=route) from None
-                error = error_from_response(response, route)
+                error = error_from_response(response, route, now=self._wall.now())
                 if isinstance(error, NodeRateLimited):
                     last, retry_after = error, error.retry_after
                 elif status >= 500:
@@ -271,7 +277,7 @@ class NodeClient:
                 else:
                     raise error
             if attempt < self._max_attempts:
-                await self._sleep(backoff_delay(attempt, retry_after, self._backoff_cap))
+                await self._sleep(self._backoff.delay(attempt, retry_after))
         if last is None:  # the loop runs at least once: a failed attempt always sets it
             raise NodeUnavailable("no attempt was made", endpoint=route)
         raise last
@@ -441,7 +447,7 @@ class NodeClient:
                 raise SubmitOutcomeUnknown(tx_hash, "accepted, but the body is not JSON") from None
             reported = body.get("hash") if isinstance(body, Mapping) else None
             return str(reported) if isinstance(reported, str) else tx_hash
-        error = error_from_response(response, route)
+        error = error_from_response(response, route, now=self._wall.now())
         if status >= 500 and not isinstance(error, MempoolFull):
             raise SubmitOutcomeUnknown(tx_hash, str(error))
         if status == 400 and type(error) is NodeError:

@@ -1,9 +1,11 @@
 """Transaction outcomes, and the recorder that hears of every transaction before it is sent.
 
 `TxRecorder` is what the journal implements (issue #7): `before_submit` is awaited with the
-transaction's hash *before* its bytes are sent, so a crash between sending and hearing back
-leaves a hash to resolve, never a transaction nobody knows about; `on_outcome` is awaited
-once the hash's fate is known (committed, failed, expired, superseded or rejected).
+transaction's hash — and the journal intent it carries out, which the caller of
+`Signer.execute` passes in — *before* its bytes are sent, so a crash between sending and
+hearing back leaves a hash to resolve, never a transaction nobody knows about;
+`on_outcome` is awaited once the hash's fate is known (committed, failed, expired,
+superseded or rejected).
 A recorder may also answer `knows(hash)` (`TxDirectory`): whether a transaction is one the
 bot signed — a sequence number used by one it does not know means another signer uses the
 wallet. `InMemoryRecorder` is the stand-in for tests and the dry-run path.
@@ -113,8 +115,13 @@ class TxRecorder(Protocol):
         sender: Address,
         sequence_number: int,
         payload_summary: Mapping[str, Any],
+        *,
+        intent_id: int | None = None,
     ) -> None:
-        """Record the hash (durably) before the bytes are sent; raising stops the send."""
+        """Record the hash (durably) before the bytes are sent; raising stops the send.
+
+        `intent_id` is the journal intent the transaction carries out (None: none).
+        """
         ...
 
     async def on_outcome(self, tx_hash: str, outcome: TxOutcome) -> None:
@@ -137,12 +144,14 @@ class InMemoryRecorder:
     Attributes:
         events: `("before_submit", hash)` and `("outcome", hash, status)` in call order.
         submitted: hash → (sender, sequence number, payload summary).
+        intents: hash → the journal intent id it was signed for (None: none).
         outcomes: hash → outcome.
     """
 
     def __init__(self) -> None:
         self.events: list[tuple[str, ...]] = []
         self.submitted: dict[str, tuple[Address, int, dict[str, Any]]] = {}
+        self.intents: dict[str, int | None] = {}
         self.outcomes: dict[str, TxOutcome] = {}
 
     async def before_submit(
@@ -151,10 +160,13 @@ class InMemoryRecorder:
         sender: Address,
         sequence_number: int,
         payload_summary: Mapping[str, Any],
+        *,
+        intent_id: int | None = None,
     ) -> None:
-        """Remember the hash and summary."""
+        """Remember the hash, summary and intent."""
         self.events.append(("before_submit", tx_hash))
         self.submitted[tx_hash] = (sender, sequence_number, dict(payload_summary))
+        self.intents[tx_hash] = intent_id
 
     async def on_outcome(self, tx_hash: str, outcome: TxOutcome) -> None:
         """Remember the outcome."""

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from typing import Any, Final
 
+from bot import domain
 from bot.aptos.address import Address, AddressError, FunctionId
 from bot.aptos.tokens import Token, TokenBook, TokenLookupError
 from bot.chain.errors import ConfigurationError, PolicyRefused
@@ -58,9 +59,8 @@ __all__ = [
     "names_order",
 ]
 
-ROUTER_FUNCTION: Final = FunctionId.parse(
-    "0x1c3206329806286fd2223647c9f9b130e66baeb6d7224a18c1f642ffe48f3b4c::panora_swap::router_entry"
-)
+ROUTER_FUNCTION: Final = FunctionId.parse(domain.ROUTER_FUNCTION)
+"""The router's entry function, parsed (its one spelling is `bot.domain.ROUTER_FUNCTION`)."""
 APT_COIN_TYPE: Final = "0x1::aptos_coin::AptosCoin"
 APT_FA_ADDRESS: Final = "0xa"
 GAS_TOKEN_KEYS: Final = frozenset({APT_COIN_TYPE, APT_FA_ADDRESS})

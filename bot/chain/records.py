@@ -17,12 +17,13 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any, Final
 
 from bot.aptos.address import Address, AddressError
 from bot.aptos.tokens import TokenLookupError, token_key
 from bot.chain.errors import MalformedNodeResponse
+from bot.clock import from_micros
 
 __all__ = [
     "AccountInfo",
@@ -37,18 +38,11 @@ __all__ = [
     "parse_account_transaction",
     "parse_balance_changes",
     "parse_uint",
-    "utc_from_micros",
 ]
 
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _UINT_RE: Final = re.compile(r"[0-9]{1,78}")
 _INT_RE: Final = re.compile(r"-?[0-9]{1,78}")
 _HASH_RE: Final = re.compile(r"0x[0-9a-fA-F]{64}")
-
-
-def utc_from_micros(micros: int) -> datetime:
-    """Aware UTC datetime of a timestamp in microseconds since the epoch (no float)."""
-    return _EPOCH + timedelta(microseconds=micros)
 
 
 def parse_uint(value: object, field: str, *, endpoint: str = "") -> int:
@@ -99,7 +93,7 @@ class LedgerInfo:
     @property
     def timestamp(self) -> datetime:
         """The ledger time (aware UTC)."""
-        return utc_from_micros(self.ledger_timestamp_us)
+        return from_micros(self.ledger_timestamp_us)
 
     @classmethod
     def from_json(cls, body: object, *, endpoint: str = "GET /v1") -> LedgerInfo:
@@ -282,7 +276,7 @@ class TxStatus:
             events=_list_of_objects(data.get("events"), "events", endpoint),
             balance_changes=parse_balance_changes(data.get("balance_changes"), endpoint=endpoint),
             timestamp=(
-                utc_from_micros(parse_uint(stamp, "timestamp", endpoint=endpoint))
+                from_micros(parse_uint(stamp, "timestamp", endpoint=endpoint))
                 if stamp is not None
                 else None
             ),

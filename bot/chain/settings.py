@@ -1,18 +1,23 @@
-"""The signer's own knobs (gas margin, expiration, polling), read from `[chain]`.
+"""The signer's view of `[chain]`: gas margin, expiration, polling and retry bounds.
 
-The `[chain]` section does not have these keys yet; until it does, `from_chain` falls back
-to the defaults below for every key the section lacks.
+The keys, their defaults and their bounds live once, in `bot.config.ChainSettings`;
+`SignerSettings` is the frozen subset the signer and its submitter read, taken from a
+loaded `[chain]` by `from_chain`. Its defaults are `ChainSettings`'s; built directly (tests,
+benchmarks) it takes any value the signer can work with, zero waits included.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Final
 
 from bot.config import ChainSettings
 
 __all__ = ["SignerSettings"]
+
+_DEFAULTS: Final = ChainSettings()
+"""`[chain]` as it is when the file says nothing: the one home of the defaults below."""
 
 
 @dataclass(frozen=True)
@@ -32,14 +37,14 @@ class SignerSettings:
         gas_price_ttl_seconds: how long a gas price estimate is reused.
     """
 
-    gas_margin: Decimal = Decimal("1.5")
-    expiration_seconds: int = 60
-    poll_interval_seconds: float = 1.0
-    first_poll_delay_seconds: float = 0.5
-    max_submit_attempts: int = 5
-    max_sequence_retries: int = 3
-    wait_timeout_seconds: float = 300.0
-    gas_price_ttl_seconds: float = 30.0
+    gas_margin: Decimal = _DEFAULTS.gas_margin
+    expiration_seconds: int = _DEFAULTS.expiration_seconds
+    poll_interval_seconds: float = _DEFAULTS.poll_interval_seconds
+    first_poll_delay_seconds: float = _DEFAULTS.first_poll_delay_seconds
+    max_submit_attempts: int = _DEFAULTS.max_submit_attempts
+    max_sequence_retries: int = _DEFAULTS.max_sequence_retries
+    wait_timeout_seconds: float = _DEFAULTS.wait_timeout_seconds
+    gas_price_ttl_seconds: float = _DEFAULTS.gas_price_ttl_seconds
 
     def __post_init__(self) -> None:
         if not isinstance(self.gas_margin, Decimal) or self.gas_margin < 1:
@@ -49,10 +54,5 @@ class SignerSettings:
 
     @classmethod
     def from_chain(cls, chain: ChainSettings) -> SignerSettings:
-        """Read the `[chain]` keys that exist (`gas_margin`, `expiration_seconds`, …)."""
-        values: dict[str, Any] = {}
-        for name in cls.__dataclass_fields__:
-            value = getattr(chain, name, None)
-            if value is not None:
-                values[name] = value
-        return cls(**values)
+        """The signer's keys of a loaded `[chain]` (every one has a value there)."""
+        return cls(**{name: getattr(chain, name) for name in cls.__dataclass_fields__})

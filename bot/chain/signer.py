@@ -1,13 +1,15 @@
 """The signer: from a txData to a committed Aptos transaction, exactly once.
 
-`execute(tx_data, intent)`:
+`execute(tx_data, intent, intent_id=…)` — the steps from 3 on are its `Submitter`'s
+(`bot.chain.submission`), which holds the key and the recorder:
 1. the node's chain id must be `policy.chain_id` (checked once); the call must pass
    `policy.check_call` (allowlist first: no ABI is fetched for a refused function);
 2. the arguments are encoded by the function's on-chain ABI (cached per module);
 3. simulation with a zeroed signature at the account's current sequence number →
    `SimulationFailed` unless it succeeds; `policy.check_effects` judges its balance changes;
 4. a sequence number is allocated, the transaction signed with `max_gas_amount` = gas used ×
-   margin (capped by the policy) and its hash handed to the recorder *before* sending;
+   margin (capped by the policy) and its hash handed to the recorder — with `intent_id`,
+   the journal intent the call carries out — *before* sending;
 5. submit: 507/429/connection refused → back off and resend the same bytes; a lost answer →
    wait by hash, never resubmit; sequence number too old → resync and re-sign;
 6. poll `by_hash` until committed; a 404 is not "lost": the account's sequence number
@@ -36,20 +38,12 @@ from aptos_sdk.transactions import EntryFunction
 from bot.aptos.abi import AbiError, FunctionAbi, ModuleAbi
 from bot.aptos.address import Address, FunctionId
 from bot.aptos.codec import CodecError, decode_entry_function, encode_entry_function
-from bot.aptos.transactions import (
-    build_raw_transaction,
-    sign_transaction,
-    signed_bytes,
-    simulation_transaction,
-    transaction_hash,
-)
 from bot.chain.dryrun import DryRunReport, build_report
 from bot.chain.errors import (
     ChainError,
     ChainIdMismatch,
     ForeignSigner,
     InvalidTxData,
-    KeyMismatch,
     NodeError,
     PolicyRefused,
     SequenceTooOld,
@@ -59,21 +53,16 @@ from bot.chain.errors import (
     TransactionFailed,
     WalletPaused,
 )
-from bot.chain.fate import foreign_use
-from bot.chain.keys import account_address, authentication_key
 from bot.chain.node import NodeClient
-from bot.chain.outcome import OutcomeStatus, TxDirectory, TxOutcome, TxRecorder
+from bot.chain.outcome import OutcomeStatus, TxOutcome, TxRecorder
 from bot.chain.policy import Intent, SignerPolicy, function_of
 from bot.chain.records import SimulationResult
 from bot.chain.sequence import SequenceAllocator
 from bot.chain.settings import SignerSettings
-from bot.chain.submission import Submission, submit_and_wait
+from bot.chain.submission import Submitter
 from bot.logging import get_logger
 
 __all__ = ["PreparedCall", "Signer"]
-
-_STALE_SEQUENCE = ("SEQUENCE_NUMBER_TOO_OLD", "SEQUENCE_NUMBER_TOO_NEW")
-_EXPIRED = "TRANSACTION_EXPIRED"
 
 
 @dataclass(frozen=True)
@@ -98,10 +87,11 @@ def _tx_data_shape(tx_data: object) -> Mapping[str, Any]:
 
 
 class Signer:
-    """Signs and submits allowed calls for one account (see the module docstring).
+    """Judges and executes allowed calls for one account (see the module docstring).
 
-    Several `execute` calls may run concurrently; sequence numbers come from one
-    `SequenceAllocator`. The key is held privately and never formatted into anything.
+    Several `execute` calls may run concurrently; sequence numbers come from the one
+    `SequenceAllocator` of its `Submitter`, which holds the key privately and never
+    formats it into anything.
     """
 
     def __init__(
@@ -124,19 +114,22 @@ class Signer:
             "expiration_seconds": expiration_seconds,
             "poll_interval_seconds": poll_interval,
         }
-        self.settings = replace(
+        settings = replace(
             settings or SignerSettings(), **{k: v for k, v in overrides.items() if v is not None}
         )
         self.node = node
-        self.policy = policy
-        self.recorder = recorder
-        self._key = key
-        self._public = key.public_key()
-        self._auth_key = authentication_key(self._public)
-        self.sender = sender or account_address(self._public)
-        self.allocator = SequenceAllocator(self.sender, self._read_sequence)
-        self.sleep = sleep
-        self.monotonic = monotonic
+        self._policy = policy
+        self.submitter = Submitter(
+            node,
+            key,
+            recorder,
+            settings,
+            sender=sender,
+            on_foreign=self.pause,
+            sleep=sleep,
+            monotonic=monotonic,
+        )
+        self.sender = self.submitter.sender
         self._chain_checked = False
         self.foreign_signer: ForeignSigner | None = None
         """Set when another signer was seen using this wallet: nothing more is signed."""
@@ -147,16 +140,38 @@ class Signer:
     def __repr__(self) -> str:
         return f"Signer(sender={self.sender})"
 
-    # --- preparation ------------------------------------------------------------------
+    @property
+    def policy(self) -> SignerPolicy:
+        """What may be signed; replaced only through `set_policy`."""
+        return self._policy
 
-    async def _read_sequence(self) -> int:
-        info = await self.node.account(self.sender)
-        if info.authentication_key != self._auth_key:
-            raise KeyMismatch(
-                f"the loaded key is not the authentication key of account {self.sender}; "
-                "check [wallet].address and the key file"
-            )
-        return info.sequence_number
+    def set_policy(self, policy: SignerPolicy) -> None:
+        """Judge every later call by `policy` (a reload of `[risk]`).
+
+        A call in progress meets it at its next check (a re-signed attempt's simulation is
+        judged again). A new chain id is checked against the node again before the next
+        call.
+        """
+        if policy.chain_id != self._policy.chain_id:
+            self._chain_checked = False
+        self._policy = policy
+
+    @property
+    def settings(self) -> SignerSettings:
+        """Gas margin, expiration, polling and retry bounds (the submitter's)."""
+        return self.submitter.settings
+
+    @property
+    def recorder(self) -> TxRecorder:
+        """Where every signed transaction is recorded (fixed for the signer's life)."""
+        return self.submitter.recorder
+
+    @property
+    def allocator(self) -> SequenceAllocator:
+        """The account's sequence numbers (the submitter's)."""
+        return self.submitter.allocator
+
+    # --- preparation ------------------------------------------------------------------
 
     async def check_chain(self) -> None:
         """Refuse to go on unless the node's chain id is `policy.chain_id` (checked once)."""
@@ -208,58 +223,14 @@ class Signer:
         self.policy.check_arguments(function, list(arguments), intent)
         return call
 
-    # --- simulation -------------------------------------------------------------------
-
-    async def _expiration(self) -> int:
-        ledger_us = await self.node.ledger_timestamp_us()
-        return ledger_us // 1_000_000 + self.settings.expiration_seconds
-
     async def simulate(self, call: PreparedCall) -> tuple[SimulationResult, int]:
-        """Simulate at the account's current sequence number; returns (result, gas price).
+        """Simulate under the policy's gas budget; returns (result, gas price).
 
-        The result may be unsuccessful. A stale sequence number is re-read, and a stale
-        ledger time (an expiration already past) refreshed, once.
+        The result may be unsuccessful (`Submitter.simulate`).
         """
-        price = await self.node.estimate_gas_price()
-        sequence = await self.allocator.ensure_initialised()
-        ledger_us = self.node.ledger_estimate_us()
-        if ledger_us is None:
-            ledger_us = (await self.node.ledger_info()).ledger_timestamp_us
-        for attempt in (1, 2):
-            expiration = ledger_us // 1_000_000 + self.settings.expiration_seconds
-            raw = build_raw_transaction(
-                self.sender,
-                sequence,
-                call.payload,
-                self.policy.max_gas_amount,
-                price,
-                expiration,
-                self.policy.chain_id,
-            )
-            data = signed_bytes(simulation_transaction(raw, self._public))
-            try:
-                result = await self.node.simulate(data)
-            except SequenceTooOld:
-                stale, expired = True, False
-            except NodeError as exc:
-                if _EXPIRED not in exc.node_message or attempt == 2:
-                    raise
-                stale, expired = False, True
-            else:
-                failed = "" if result.success else result.vm_status
-                stale = any(s in failed for s in _STALE_SEQUENCE)
-                expired = _EXPIRED in failed
-                if not (stale or expired) or attempt == 2:
-                    return result, price
-            if stale:
-                known = self.allocator.chain_estimate()
-                sequence = await self._read_sequence()
-                if known is not None and sequence > known:
-                    await self.check_foreign(range(known, sequence))
-                await self.allocator.observe_chain(sequence)
-            if expired:
-                ledger_us = (await self.node.ledger_info()).ledger_timestamp_us
-        raise AssertionError("unreachable")  # pragma: no cover
+        return await self.submitter.simulate(
+            call.payload, max_gas=self.policy.max_gas_amount, chain_id=self.policy.chain_id
+        )
 
     def max_gas_for(self, gas_used: int) -> int:
         """`ceil(gas_used × margin)`, capped by the policy's budget."""
@@ -268,8 +239,16 @@ class Signer:
 
     # --- execution --------------------------------------------------------------------
 
-    async def execute(self, tx_data: Mapping[str, Any], intent: Intent) -> TxOutcome:
+    async def execute(
+        self, tx_data: Mapping[str, Any], intent: Intent, *, intent_id: int | None = None
+    ) -> TxOutcome:
         """Sign, submit and wait for one call (see the module docstring).
+
+        Args:
+            tx_data: the provider's txData (untrusted: judged by the policy).
+            intent: what the call is for, as the bot computed it (never from the quote).
+            intent_id: the journal intent this call carries out; the recorder files every
+                transaction signed for it under that id (None: no journal intent).
 
         Returns:
             The committed, successful outcome (`resigned` tells whether it replaced an
@@ -287,7 +266,11 @@ class Signer:
         previous: list[TxOutcome] = []
         expired = sequence_retries = 0
         while True:
-            outcome = await self._attempt(call, intent, tuple(previous))
+            # Checked before every signature: a foreign signer seen by another call while
+            # this one waited stops its re-signing too (what it signed before is final).
+            if self.foreign_signer is not None:
+                raise WalletPaused(self.foreign_signer)
+            outcome = await self._attempt(call, intent, intent_id, tuple(previous))
             if outcome.status is OutcomeStatus.COMMITTED:
                 return outcome
             if outcome.status is OutcomeStatus.FAILED:
@@ -309,16 +292,47 @@ class Signer:
                     raise SequenceTooOld(400, outcome.detail, error_code="sequence_number_too_old")
                 self.log.warning("chain.resign_after_stale_sequence", tx_hash=outcome.tx_hash)
 
+    async def _attempt(
+        self,
+        call: PreparedCall,
+        intent: Intent,
+        intent_id: int | None,
+        previous: tuple[TxOutcome, ...],
+    ) -> TxOutcome:
+        simulation, price = await self.simulate(call)
+        if not simulation.success:
+            raise SimulationFailed(
+                simulation.vm_status, gas_used=simulation.gas_used, function=str(call.function)
+            )
+        self.policy.check_effects(simulation, intent, function=str(call.function))
+        summary = {
+            "function": str(call.function),
+            "type_arguments": list(call.tx_data.get("type_arguments", [])),
+            "arguments": list(call.tx_data.get("arguments", [])),
+            "intent": intent.summary(),
+        }
+        submission = await self.submitter.sign(
+            call.payload,
+            max_gas=self.max_gas_for(simulation.gas_used),
+            gas_unit_price=price,
+            chain_id=self.policy.chain_id,
+            summary=summary,
+            intent_id=intent_id,
+            previous=previous,
+        )
+        self.log.info(
+            "chain.submitting",
+            tx_hash=submission.tx_hash,
+            sequence_number=submission.sequence_number,
+            function=str(call.function),
+        )
+        return await self.submitter.submit_and_wait(submission)
+
     # --- sequence numbers used by others ----------------------------------------------
 
     async def knows(self, tx_hash: str) -> bool:
-        """True when the recorder (the journal) holds `tx_hash`: a transaction the bot signed.
-
-        A recorder that cannot say (no `knows`) knows nothing: every other transaction
-        using this wallet's numbers then counts as foreign.
-        """
-        recorder = self.recorder
-        return isinstance(recorder, TxDirectory) and await recorder.knows(tx_hash)
+        """True when the recorder (the journal) holds `tx_hash`: a transaction the bot signed."""
+        return await self.submitter.knows(tx_hash)
 
     def pause(self, cause: ForeignSigner) -> None:
         """Sign nothing more for this wallet (`execute` raises `WalletPaused`); once only."""
@@ -345,17 +359,7 @@ class Signer:
         Best effort: a node that cannot be read, or does not show the transactions,
         proves nothing and raises nothing.
         """
-        try:
-            found = await foreign_use(self.node, self.knows, self.sender, numbers)
-        except ChainError as exc:
-            self.log.info("chain.foreign_check_skipped", error=str(exc))
-            return
-        if found is not None:
-            cause = ForeignSigner(
-                str(self.sender), found[0], found[1], tx_hash=tx_hash, outcome=outcome
-            )
-            self.pause(cause)
-            raise cause
+        await self.submitter.check_foreign(numbers, tx_hash=tx_hash, outcome=outcome)
 
     async def _judge_lost_number(self, outcome: TxOutcome, previous: list[TxOutcome]) -> None:
         """Before re-signing, find who used the number of a rejected or superseded attempt.
@@ -371,54 +375,19 @@ class Signer:
             if consumer in {p.tx_hash for p in previous}:
                 raise SubmitOutcomeUnknown(consumer, "an earlier attempt of this call committed")
             if not await self.knows(consumer):
-                cause = ForeignSigner(
-                    str(self.sender), number, consumer, tx_hash=outcome.tx_hash, outcome=outcome
+                self.submitter.foreign(
+                    ForeignSigner(
+                        str(self.sender),
+                        number,
+                        consumer,
+                        tx_hash=outcome.tx_hash,
+                        outcome=outcome,
+                    )
                 )
-                self.pause(cause)
-                raise cause
         elif outcome.status is OutcomeStatus.REJECTED:
             await self.check_foreign(
                 range(number, number + 1), tx_hash=outcome.tx_hash, outcome=outcome
             )
-
-    async def _attempt(
-        self, call: PreparedCall, intent: Intent, previous: tuple[TxOutcome, ...]
-    ) -> TxOutcome:
-        simulation, price = await self.simulate(call)
-        if not simulation.success:
-            raise SimulationFailed(
-                simulation.vm_status, gas_used=simulation.gas_used, function=str(call.function)
-            )
-        self.policy.check_effects(simulation, intent, function=str(call.function))
-        max_gas = self.max_gas_for(simulation.gas_used)
-        number = await self.allocator.allocate()
-        try:
-            expiration = await self._expiration()
-            raw = build_raw_transaction(
-                self.sender, number, call.payload, max_gas, price, expiration, self.policy.chain_id
-            )
-            data = signed_bytes(sign_transaction(raw, self._key))
-            tx_hash = transaction_hash(data)
-            summary = {
-                "function": str(call.function),
-                "type_arguments": list(call.tx_data.get("type_arguments", [])),
-                "arguments": list(call.tx_data.get("arguments", [])),
-                "intent": intent.summary(),
-                "max_gas_amount": max_gas,
-                "gas_unit_price": price,
-                "expiration_timestamp_secs": expiration,
-                "chain_id": self.policy.chain_id,
-                "replaces": [p.tx_hash for p in previous],
-            }
-            await self.recorder.before_submit(tx_hash, self.sender, number, summary)
-        except BaseException:
-            await self.allocator.mark_lost(number)  # never sent: a gap
-            raise
-        self.log.info(
-            "chain.submitting", tx_hash=tx_hash, sequence_number=number, function=str(call.function)
-        )
-        submission = Submission(tx_hash, self.sender, number, data, expiration, price, previous)
-        return await submit_and_wait(self, submission)
 
     # --- dry run ----------------------------------------------------------------------
 

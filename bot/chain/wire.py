@@ -1,31 +1,35 @@
-"""HTTP details of the node API: error bodies, ledger headers, Retry-After and back-off."""
+"""HTTP details of the node API: error bodies, ledger headers, its retry numbers."""
 
 from __future__ import annotations
 
-import random
-import time
+import math
 from collections.abc import Mapping
-from email.utils import parsedate_to_datetime
+from datetime import datetime
 from typing import Any, Final
 
 import httpx
 
 from bot.chain.errors import MempoolFull, NodeError, NodeRateLimited, SequenceTooOld
 from bot.money import loads_exact
+from bot.retry import Backoff, Jitter, parse_retry_after
 
 __all__ = [
     "HEADER_CHAIN_ID",
     "HEADER_LEDGER_US",
+    "NODE_BACKOFF_BASE_SECONDS",
+    "NODE_RETRY_AFTER_LIMIT_SECONDS",
     "SEQUENCE_NUMBER_TOO_OLD_VM_CODE",
-    "backoff_delay",
     "error_from_response",
     "ledger_header",
-    "retry_after",
+    "node_backoff",
 ]
 
 SEQUENCE_NUMBER_TOO_OLD_VM_CODE: Final = 3
 HEADER_CHAIN_ID: Final = "x-aptos-chain-id"
 HEADER_LEDGER_US: Final = "x-aptos-ledger-timestampusec"
+NODE_BACKOFF_BASE_SECONDS: Final = 0.25
+NODE_RETRY_AFTER_LIMIT_SECONDS: Final = 600.0
+"""A node's `Retry-After` is read up to ten minutes (`NodeRateLimited.retry_after`)."""
 
 
 def ledger_header(response: httpx.Response) -> int | None:
@@ -34,11 +38,12 @@ def ledger_header(response: httpx.Response) -> int | None:
     return int(value) if value is not None and value.strip().isdigit() else None
 
 
-def error_from_response(response: httpx.Response, route: str) -> NodeError:
+def error_from_response(response: httpx.Response, route: str, *, now: datetime) -> NodeError:
     """The most specific `NodeError` for an error answer.
 
     The node's error body is `{message, error_code, vm_error_code}`; any other body still
-    yields a typed error carrying the raw text.
+    yields a typed error carrying the raw text. `now` (the caller's wall clock) dates a
+    429's `Retry-After` when it is an HTTP date.
     """
     body: Any = None
     try:
@@ -61,7 +66,9 @@ def error_from_response(response: httpx.Response, route: str) -> NodeError:
         "endpoint": route,
     }
     if status == 429:
-        retry = retry_after(response.headers.get("retry-after"))
+        retry = parse_retry_after(
+            response.headers.get("retry-after"), now=now, limit=NODE_RETRY_AFTER_LIMIT_SECONDS
+        )
         return NodeRateLimited(status, message, retry_after=retry, **kwargs)
     if status == 507 or error_code == "mempool_is_full":
         return MempoolFull(status, message, **kwargs)
@@ -74,30 +81,10 @@ def error_from_response(response: httpx.Response, route: str) -> NodeError:
     return NodeError(status, message, **kwargs)
 
 
-_MAX_RETRY_AFTER_SECONDS: Final = 600.0
+def node_backoff(cap: float, rng: Jitter | None = None) -> Backoff:
+    """The node's back-off: 0.25 s doubling up to `cap`.
 
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds from a `Retry-After` header (delta-seconds or an HTTP date), or None."""
-    if not value:
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return min(float(text), _MAX_RETRY_AFTER_SECONDS)
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    seconds = when.timestamp() - time.time()
-    return max(0.0, min(seconds, _MAX_RETRY_AFTER_SECONDS))
-
-
-def backoff_delay(attempt: int, retry_after: float | None, cap: float, base: float = 0.25) -> float:
-    """Seconds before attempt `attempt + 1`: the server's Retry-After, else exponential, jittered.
-
-    Retry-After is honoured even above `cap` (the server asked for it), up to ten minutes.
+    A Retry-After is honoured in full (plus up to 10%), even above `cap`: the server asked
+    for it, and the parser already holds it to `NODE_RETRY_AFTER_LIMIT_SECONDS`.
     """
-    jitter = random.random()  # noqa: S311 - jitter, not cryptography
-    if retry_after is not None:
-        return retry_after * (1 + 0.1 * jitter)
-    return min(cap, base * 2.0 ** (attempt - 1)) * (0.5 + 0.5 * jitter)
+    return Backoff(NODE_BACKOFF_BASE_SECONDS, cap, rng, retry_after_cap=math.inf)

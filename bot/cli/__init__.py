@@ -1,14 +1,18 @@
-"""The `bot` command line. The only place that wires the parts together."""
+"""The `bot` command line: parses arguments and prints; what the verbs run is `bot.app`.
+
+A `SetupError` the application raises under any verb is one line and exit 2 (`_Verbs`).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import typer
 
 from bot import __version__
-from bot.cli.common import state
+from bot.app.errors import SetupError
+from bot.cli.common import EXIT_USAGE, fail, state
 from bot.cli.lazy import LazyGroup, LazyVerb
 
 __all__ = ["app", "main"]
@@ -43,6 +47,13 @@ class _Verbs(LazyGroup):
             "api": "bot.cli.api_cmd:app",
         }.items()
     }
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the verb; a `SetupError` of the application is one line and exit 2."""
+        try:
+            return super().invoke(ctx)
+        except SetupError as exc:
+            fail(str(exc), EXIT_USAGE)
 
 
 app = typer.Typer(

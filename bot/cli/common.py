@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
+from bot.app import opening
+from bot.app.errors import SetupError
 from bot.config import ConfigError, Settings, load_settings
-from bot.engine.wallet_lock import WalletLock, WalletLockError, lock_dir
 from bot.logging import Redactor, configure_logging, register_secret, register_url_secrets
 from bot.secrets import SecretFileError
 
@@ -35,7 +36,6 @@ __all__ = [
     "make_client",
     "open_journal",
     "state",
-    "take_wallet_lock",
 ]
 
 EXIT_FAILURE = 1
@@ -65,22 +65,6 @@ def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     for line in message.splitlines() or [message]:
         print(f"bot: error: {line}", file=sys.stderr)
     raise typer.Exit(code)
-
-
-def take_wallet_lock(settings: Settings, wallet: str) -> WalletLock:
-    """The wallet's lock, taken for this process (one trader per wallet, whatever journal).
-
-    Exits 2 with one line when another process trades the wallet or the lock cannot be
-    opened.
-    """
-    lock = WalletLock(lock_dir(settings.daemon.lock_dir), wallet)
-    try:
-        taken = lock.try_acquire()
-    except WalletLockError as exc:
-        fail(str(exc), EXIT_USAGE)
-    if not taken:
-        fail(f"another process trades {wallet} (lock {lock.path})", EXIT_USAGE)
-    return lock
 
 
 def config_path(cli: CliState, explicit: Path | None = None) -> Path | None:
@@ -119,22 +103,16 @@ def load_or_exit(ctx: typer.Context, explicit: Path | None = None) -> Settings:
 
 
 def open_journal(url: str, *, readonly: bool = False) -> Journal:
-    """The journal at `url` (the writer migrates it), or one line naming it and exit 2.
-
-    Every verb opens the journal here, so a damaged one, one from a newer bot or a missing
-    one reads the same everywhere (`JournalError`'s message names the journal).
-    """
-    from bot.journal import Journal, JournalError
-
+    """The journal at `url` (`bot.app.opening.open_journal`), or one line naming it and exit 2."""
     try:
-        return Journal.open(url, migrate=not readonly, readonly=readonly)
-    except JournalError as exc:
+        return opening.open_journal(url, readonly=readonly)
+    except SetupError as exc:
         fail(str(exc), EXIT_USAGE)
 
 
 def make_client(ctx: typer.Context, settings: Settings) -> PanoraClient:
     """The API client for this configuration (live, a served or an embedded paper world)."""
-    from bot.cli.runtime import connect
+    from bot.app.runtime import connect
 
     try:
         connection = connect(settings)

@@ -64,7 +64,7 @@ def doctor(
 
 def _paper_world(settings: Settings) -> tuple[PaperWorld | None, CheckResult | None]:
     """The embedded world the daemon uses (restored read-only), and the line saying which."""
-    from bot.cli.runtime import embedded_snapshot, embedded_world
+    from bot.app.runtime import embedded_snapshot, embedded_world
     from bot.ops.doctor_paper import check_paper_world
     from bot.paper.world import SnapshotError
 
@@ -81,7 +81,7 @@ def _paper_world(settings: Settings) -> tuple[PaperWorld | None, CheckResult | N
 
 async def _checks(settings: Settings) -> list[CheckResult]:
     """Every check after the config's own, against the services the mode means."""
-    from bot.cli.runtime import chain_settings, connect
+    from bot.app.runtime import chain_settings, connect
     from bot.clock import RealClock
     from bot.ops.doctor import (
         check_journal,

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
-from bot.api.models import FINAL_STATUSES
 from bot.cli.common import EXIT_USAGE, fail, load_or_exit
 from bot.cli.orders_view import (
     convention,
@@ -28,21 +27,23 @@ from bot.cli.orders_view import (
 )
 from bot.clock import RealClock
 from bot.config import Settings
+from bot.domain import (
+    CANCEL_DONE_STATUSES,
+    CLOSED_STATUSES,
+    FINAL_STATUSES,
+    PROVIDER_LIVE_STATUSES,
+    OrderKind,
+)
 from bot.engine.commands import CLI_STRATEGY, cancel_action, wait_for_command
-from bot.engine.tracker import CLOSED
 from bot.engine.wallet_lock import WalletLock, WalletLockError, lock_dir
 from bot.journal import Journal, JournalError, OrderView
 from bot.logging import get_logger
 
 if TYPE_CHECKING:
-    from bot.cli.runtime import Runtime
+    from bot.app.runtime import Runtime
 
 app = typer.Typer(help="Orders recorded in the journal.", invoke_without_command=True)
-_ACTIVE = frozenset({"active", "partially_filled"})
 _WAIT_SECONDS = 60.0
-_CANCELLED: Final = frozenset({"cancelled", "refunded"})
-"""Final statuses in which a cancel has nothing left to do: the order is stopped and its
-unsold amount returned (the spec does not say more of `refunded`)."""
 _SHOWN_MATCHES: Final = 5
 
 KindOption = Annotated[
@@ -76,7 +77,7 @@ def orders(
     with _open(settings) as journal:
         found = journal.orders(strategy=strategy)
         clock = market_time(settings, journal, RealClock())
-    wanted = {"active": _ACTIVE, "completed": CLOSED}.get(status)
+    wanted = {"active": PROVIDER_LIVE_STATUSES, "completed": CLOSED_STATUSES}.get(status)
     rows = [o for o in found if wanted is None or o.status in wanted]
     prices = convention(settings)
     if as_json:
@@ -95,7 +96,7 @@ def _find(journal: Journal, order_id: str, kind: str | None) -> OrderView:
     """The one order `order_id` (or a prefix of it) names; exit 2 with a hint otherwise."""
     if kind not in (None, "dca", "limit"):
         fail("--kind must be dca or limit", EXIT_USAGE)
-    kinds = [kind] if kind else ["dca", "limit"]
+    kinds = [kind] if kind else list(OrderKind)
     matches = [o for k in kinds if (o := journal.order(k, order_id)) is not None]
     if not matches:
         matches = [
@@ -152,9 +153,9 @@ def _closed_answer(order: OrderView) -> tuple[str, int] | None:
     expired, lost): it cannot be cancelled, exit 2.
     """
     name = f"{'DCA' if order.kind == 'dca' else 'limit'} order {order.order_id}"
-    if order.status in _CANCELLED:
+    if order.status in CANCEL_DONE_STATUSES:
         return f"{name} is already {order.status}: nothing to cancel", 0
-    if order.status in CLOSED:
+    if order.status in CLOSED_STATUSES:
         return f"{name} cannot be cancelled: it is already {order.status}", EXIT_USAGE
     return None
 
@@ -219,7 +220,7 @@ async def _cancel_here(settings: Settings, order: OrderView) -> str:
     answer needs no cancel request); the second records its new status at once (a second
     `bot cancel` answers from the journal) or, after a refusal, how it stands now.
     """
-    from bot.cli.runtime import Runtime
+    from bot.app.runtime import Runtime
 
     runtime = await Runtime.open(settings)
     async with runtime:
@@ -342,7 +343,7 @@ async def _reconcile(
 ) -> list[str]:
     from datetime import timedelta
 
-    from bot.cli.runtime import LOST_REASON, Runtime
+    from bot.app.runtime import LOST_REASON, Runtime
     from bot.engine.reconcile import Reconciler, Resolution
     from bot.engine.tracker import OrderTracker
 

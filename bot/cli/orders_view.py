@@ -66,7 +66,7 @@ class MarketTime:
 def market_time(settings: Settings, journal: Journal, wall: Clock) -> MarketTime:
     """The time the bot's clock reads now, for ages and expiries.
 
-    The clock the bot's verbs build (`bot.cli.runtime.connect`): real time live and with
+    The clock the bot's verbs build (`bot.app.runtime.connect`): real time live and with
     a served paper world; an embedded paper world's own clock otherwise, built the same
     way (`build_world` from its snapshot, never behind the journal's latest record). A
     running daemon's world is ahead of its last snapshot: the time its status file says
@@ -76,7 +76,7 @@ def market_time(settings: Settings, journal: Journal, wall: Clock) -> MarketTime
     paper = settings.paper
     if settings.mode != "paper" or paper.url or paper.clock == "real":
         return MarketTime(wall.now(), "real")
-    from bot.cli.runtime import embedded_snapshot
+    from bot.app.runtime import embedded_snapshot
     from bot.paper.world import SnapshotError, build_world
 
     times = [o.last_seen_at for o in journal.orders()]

@@ -3,7 +3,7 @@
 `bot record` polls `/prices` for the configured tokens on a schedule (real time through
 APScheduler; a paper world's accelerated or stepped clock through our `Driver`) into the
 journal's `price_ticks` and/or a series file, with retention of old ticks once at start
-and daily. The daemon records the same way as a side job (`daemon_record_jobs`). The
+and daily. The daemon records the same way as a side job (`bot.app.record_jobs`). The
 series commands work offline: token symbols are looked up in the packaged token list.
 See docs/price-series.md.
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -21,134 +20,27 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
+from bot.app.record_jobs import record_jobs
 from bot.aptos.address import split_names
 from bot.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, load_or_exit
-from bot.config import RecordSettings, Schedule, Settings
-from bot.engine.scheduling import Driver, Job, make_trigger, start_realtime
-from bot.logging import get_logger
+from bot.config import RecordSettings, Settings
+from bot.engine.scheduling import Driver, start_realtime
 
 if TYPE_CHECKING:
+    from bot.app.runtime import Runtime
     from bot.aptos.tokens import Token
-    from bot.cli.runtime import Runtime
     from bot.history.importer import ImportFormat
-    from bot.history.recorder import PollReport, PriceRecorder, SeriesFile
+    from bot.history.recorder import PollReport, SeriesFile
     from bot.history.retention import RetentionReport
-    from bot.journal import Journal
     from bot.paper.core.series import SeriesBlock
 
-__all__ = ["daemon_record_jobs", "record", "series_app"]
+__all__ = ["record", "series_app"]
 
 series_app = typer.Typer(
     help="Price series: import from elsewhere, synthesise.", no_args_is_help=True
 )
 
-_DAY_SECONDS = 86_400
 _FOREVER = timedelta(days=36_500)
-
-
-# --- the jobs, shared by `bot record` and the daemon -----------------------------------
-
-
-def _record_jobs(
-    recorder: PriceRecorder,
-    journal: Journal | None,
-    config: RecordSettings,
-    start: datetime,
-    *,
-    on_poll: Callable[[PollReport], None] | None = None,
-    on_retention: Callable[[RetentionReport], None] | None = None,
-) -> list[Job]:
-    """Retention (daily, from `start`, when recording to the journal) and the poll."""
-    from bot.history.retention import apply_retention
-
-    log = get_logger("record")
-    jobs: list[Job] = []
-    if journal is not None and config.retention_days is not None:
-
-        async def retention() -> None:
-            try:
-                report = apply_retention(
-                    journal,
-                    recorder.clock.now(),
-                    retention_days=config.retention_days,
-                    downsample_seconds=config.downsample_seconds,
-                )
-            except Exception as exc:  # retention failing must not stop the recording
-                log.error("record.retention_failed", error=str(exc))
-                return
-            if report is not None:
-                log.info(
-                    "record.retention",
-                    mode=report.mode,
-                    cutoff=report.cutoff.isoformat(),
-                    deleted=report.deleted,
-                    kept=report.kept,
-                )
-                if on_retention is not None:
-                    on_retention(report)
-
-        daily = Schedule(interval_seconds=_DAY_SECONDS)
-        jobs.append(Job("record-retention", make_trigger(daily, start), retention))
-
-    async def poll() -> None:
-        report = await recorder.poll()
-        if on_poll is not None:
-            on_poll(report)
-
-    every = Schedule(interval_seconds=recorder.every_seconds)
-    jobs.append(Job("record", make_trigger(every, start), poll))
-    return jobs
-
-
-def daemon_record_jobs(settings: Settings, runtime: Runtime, start: datetime) -> list[Job]:
-    """The daemon's side jobs for `[record]` (recording, retention); none when disabled.
-
-    Problems (an unknown token, an unusable file) are logged, never raised: the daemon
-    trades on without them.
-
-    Args:
-        settings: the `Settings`.
-        runtime: the open `Runtime`.
-        start: the first fire time.
-    """
-    from bot.history.recorder import PriceRecorder, SeriesFile, recording_source
-    from bot.history.selection import choose_tokens
-
-    config = settings.record
-    if not config.enabled:
-        return []
-    log = get_logger("record")
-    choice = choose_tokens(runtime.tokens, config.tokens, settings.strategies)
-    for problem in choice.problems:
-        log.error("record.config", problem=f"[record].tokens: {problem}")
-    out = None
-    if config.out is not None:
-        try:
-            out = SeriesFile(config.out)
-        except ValueError as exc:
-            log.error("record.config", problem=str(exc).replace("--out", "[record].out"))
-    journal = runtime.journal if config.to_journal else None
-    if not choice.tokens or (journal is None and out is None):
-        log.error("record.disabled", reason="no token or nowhere to record to")
-        return []
-    recorder = PriceRecorder(
-        runtime.client,
-        runtime.clock,
-        choice.tokens,
-        every_seconds=config.every_seconds,
-        origin=recording_source(settings),
-        journal=journal,
-        out=out,
-    )
-    log.info(
-        "record.started",
-        tokens=[t.symbol for t in choice.tokens],
-        source=recorder.origin,
-        every_seconds=config.every_seconds,
-        journal=journal is not None,
-        out=str(config.out) if out is not None else None,
-    )
-    return _record_jobs(recorder, journal, config, start)
 
 
 # --- bot record -------------------------------------------------------------------------
@@ -217,7 +109,7 @@ def record(
 
 async def _open_runtime(settings: Settings) -> Runtime:
     from bot.api import ApiError
-    from bot.cli.runtime import Runtime
+    from bot.app.runtime import Runtime
     from bot.journal import JournalError
     from bot.secrets import SecretFileError
 
@@ -232,9 +124,11 @@ async def _open_runtime(settings: Settings) -> Runtime:
 def _chosen_tokens(
     settings: Settings, config: RecordSettings, runtime: Runtime, source: str
 ) -> list[Token]:
+    from bot.engine.plugins import declared_tokens
     from bot.history.selection import choose_tokens
 
-    choice = choose_tokens(runtime.tokens, config.tokens, settings.strategies)
+    declared = declared_tokens(settings.strategies, settings.scheduler.strategy_dirs)
+    choice = choose_tokens(runtime.tokens, config.tokens, declared)
     if choice.problems:
         fail("\n".join(f"{source}: {p}" for p in choice.problems), EXIT_USAGE)
     if not choice.tokens:
@@ -280,7 +174,7 @@ async def _record(
             typer.echo(report.line())
 
         start = runtime.clock.now()
-        jobs = _record_jobs(
+        jobs = record_jobs(
             recorder, journal, config, start, on_poll=on_poll, on_retention=on_retention
         )
         targets = (["journal"] if journal is not None else []) + (

@@ -13,8 +13,8 @@ from typing import Annotated
 
 import typer
 
+from bot.app.runtime import configured_wallet
 from bot.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, load_or_exit, open_journal
-from bot.cli.runtime import configured_wallet
 from bot.clock import RealClock
 from bot.config import Settings, StrategyEntry
 from bot.engine.commands import wait_for_command

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
+from bot.domain import Slippage
 from bot.money import format_decimal
 from bot.price_view import Bound, PriceConvention
-
-if TYPE_CHECKING:  # annotations only: strategies need not import the HTTP client
-    from bot.api.params import Slippage
 
 __all__ = [
     "DEFAULT_CONVENTION",

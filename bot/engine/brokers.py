@@ -9,9 +9,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Protocol
-
 from bot.api import ApiError, PanoraClient, SwapRequest
 from bot.api.models import SwapResponseExactIn
 from bot.aptos.tokens import TokenBook
@@ -22,32 +19,12 @@ from bot.engine.actions import (  # describe: re-exported, where callers found i
     describe,
 )
 from bot.engine.executor import Executor
+from bot.engine.ports import ActionOutcome, Broker
 from bot.engine.progress import BLOCKING_STATES
 from bot.money import format_decimal
 from bot.price_view import PriceConvention
 
 __all__ = ["ActionOutcome", "Broker", "DryRunBroker", "LiveBroker", "describe"]
-
-
-@dataclass(frozen=True)
-class ActionOutcome:
-    """What became of one action: `state` is the intent's, or `dry-run`."""
-
-    state: str
-    order_id: str | None = None
-    tx_hash: str | None = None
-    detail: str = ""
-    lines: list[str] = field(default_factory=list)
-    duplicate: bool = False
-    """The key was already recorded: nothing was sent now, `state` is the earlier intent's."""
-
-
-class Broker(Protocol):
-    """Carries out one action of a strategy."""
-
-    async def carry_out(self, strategy: str, action: Action) -> ActionOutcome:
-        """Do (or show) the action."""
-        ...
 
 
 class LiveBroker:

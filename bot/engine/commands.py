@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from bot.clock import Clock
+from bot.domain import OrderKind
 from bot.engine.actions import CancelDca, CancelLimit
 from bot.engine.executor import Executor
 from bot.engine.pauses import apply_pause
@@ -49,14 +50,18 @@ async def process_commands(
         if command.kind in ("pause", "resume") and engine is not None:
             try:
                 line = apply_pause(
-                    engine, str(payload.get("strategy")), command.kind == "pause", at=clock.now()
+                    engine,
+                    journal,
+                    str(payload.get("strategy")),
+                    command.kind == "pause",
+                    at=clock.now(),
                 )
             except ValueError as exc:
                 journal.finish_command(command.id, False, str(exc), at=clock.now())
             else:
                 journal.finish_command(command.id, True, line, at=clock.now())
             continue
-        if command.kind != "cancel" or payload.get("kind") not in ("dca", "limit"):
+        if command.kind != "cancel" or payload.get("kind") not in tuple(OrderKind):
             journal.finish_command(
                 command.id, False, f"unknown command {command.kind!r}", at=clock.now()
             )

@@ -1,40 +1,46 @@
 """The engine: ticks strategies, checks and carries out their actions, polls orders.
 
 One engine serves every way of running the bot — the real-time daemon, `bot once`, the
-stepped driver of tests, demos and backtests — only the clock and the broker differ. A
-tick: one `/prices` call (shared by every strategy ticking at that moment) → a frozen
-`Context` → `on_tick` under a timeout → each returned action validated, risk-checked and
-handed to the broker → the strategy's saved state stored (`state_store`: the journal, or a
-dry run's in-memory overlay on it). A strategy that raises, times out or returns something
-that is not a list of actions is isolated: logged, counted, skipped; the others go on.
+stepped driver of tests, demos and backtests — only the clock and the ports differ
+(`bot.engine.ports`: market data, order view, state store, broker, order events; the live
+ones in `bot.engine.live_ports`, a backtest's in `bot.backtest.ports`). The engine imports
+no HTTP client, node client or journal. A tick: one price look-up (shared by every strategy
+ticking at that moment) → a frozen `Context` → `on_tick` under a timeout → each returned
+action validated, risk-checked and handed to the broker → the strategy's saved state stored
+(`state_store`: the journal, a dry run's in-memory overlay on it, a backtest's memory). A
+strategy that raises, times out or returns something that is not a list of actions is
+isolated: logged, counted, skipped; the others go on. Order events from the tracker (or a
+backtest's watcher) reach the strategy owning the order the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Final
+from typing import Any, Final
 
-from bot.api import ApiError, PanoraClient, SwapRequest
-from bot.api.models import SwapResponseExactIn
-from bot.aptos.address import Address
 from bot.aptos.tokens import TokenBook, TokenLookupError
-from bot.chain import NodeClient
 from bot.clock import Clock
-from bot.config import param_strings
-from bot.engine.actions import Action, Swap, check_actions
-from bot.engine.brokers import ActionOutcome, Broker, describe
+from bot.domain import RiskRule
+from bot.engine.actions import Action, Swap, check_actions, describe
 from bot.engine.events import OrderEvent
+from bot.engine.ports import (
+    ActionOutcome,
+    Broker,
+    MarketData,
+    OrderEvents,
+    OrderView,
+    PollReport,
+    StateStore,
+)
 from bot.engine.progress import ProgressTracker
 from bot.engine.risk import RiskChecker, RiskRefusal
-from bot.engine.state_store import JournalStateStore, StateStore
-from bot.engine.strategy import Context, FillInfo, OrderInfo, PriceInfo, Strategy
+from bot.engine.strategy import Context, PriceInfo, Strategy, needed_tokens
 from bot.engine.swap_bounds import SwapLimits, bounds_exact_out, usd_ratio
-from bot.engine.tracker import OrderTracker, PollReport
-from bot.journal import Journal
 from bot.logging import get_logger, redact
 from bot.money import from_base_units, to_base_units_down
 from bot.price_view import PriceConvention
@@ -71,38 +77,45 @@ class TickReport:
 
 
 class Engine:
-    """Strategies, their context, and what happens to their decisions."""
+    """Strategies, their context, and what happens to their decisions.
+
+    The world comes in through the ports (`bot.engine.ports`): `market`, `orders`,
+    `state_store`, `broker`, `tracker` (the order events; None: none, a dry run) and the
+    risk checker's ledger. A live or paper engine is built by `live_ports.live_engine`
+    (the adapters over the client, node and journal), a backtest's by `bot.backtest.runner`.
+    """
 
     def __init__(
         self,
         *,
-        client: PanoraClient,
-        journal: Journal,
         clock: Clock,
         wallet: str,
         tokens: TokenBook,
         broker: Broker,
         risk: RiskChecker,
         strategies: Iterable[Strategy],
-        node: NodeClient | None = None,
-        tracker: OrderTracker | None = None,
+        market: MarketData,
+        orders: OrderView,
+        state_store: StateStore,
+        tracker: OrderEvents | None = None,
         timeout_seconds: float = 30.0,
-        state_store: StateStore | None = None,
         stuck_after: int = 3,
         paused: Iterable[str] = (),
         convention: PriceConvention | None = None,
     ) -> None:
-        self.client = client
-        self.journal = journal
+        self.market: MarketData = market
+        """Prices, balances and quotes."""
+        self.orders: OrderView = orders
+        """The strategies' orders and intents."""
         self.clock = clock
         self.wallet = wallet
         self.tokens = tokens
         self.broker = broker
         self.risk = risk
-        self.node = node
         self.tracker = tracker
+        """Where order events come from (the order tracker; None: no events, a dry run)."""
         self.timeout = timeout_seconds
-        self.state_store: StateStore = state_store or JournalStateStore(journal)
+        self.state_store: StateStore = state_store
         """Where the strategies' saved state is read and written (a dry run's overlay keeps
         the journal's untouched)."""
         self.strategies = {s.instance: s for s in strategies}
@@ -114,7 +127,7 @@ class Engine:
         self.paused: set[str] = set(paused)
         self._shown: dict[str, dict[str, str]] = {}
         """Strategies the user paused: their ticks and reactions ask them nothing."""
-        self._prices: tuple[datetime, dict[str, PriceInfo]] | None = None
+        self._prices: tuple[datetime, Mapping[str, PriceInfo]] | None = None
         self.last_poll_at: datetime | None = None
         """When the last order poll began (the heartbeat and alerts read it)."""
         self.last_poll_ok_at: datetime | None = None
@@ -123,113 +136,72 @@ class Engine:
         """Called with the report of every reaction to an order event and every failed
         start/stop hook (a tick's report goes to whoever called `tick`)."""
         self._log = get_logger("engine")
+        self._logs: dict[str, Any] = {}
+        self._needed: dict[str, tuple[Strategy, list[str]]] = {}
         if tracker is not None:
             tracker.subscribe(self._on_order_event)
 
     # --- context ----------------------------------------------------------------------
 
-    async def _prices_now(self) -> dict[str, PriceInfo]:
+    async def _prices_now(self) -> Mapping[str, PriceInfo]:
         now = self.clock.now()
-        if self._prices is not None and timedelta(0) <= now - self._prices[0] < _PRICES_SHARED:
-            # One /prices call per tick moment, shared by the strategies ticking then and
+        cached = self._prices
+        if cached is not None and (
+            cached[0] == now or timedelta(0) <= now - cached[0] < _PRICES_SHARED
+        ):
+            # One price look-up per tick moment, shared by the strategies ticking then and
             # the order events of the same poll (on a real clock no two reads are equal).
-            return self._prices[1]
-        listing = await self.client.get_prices(self._price_tokens())
-        prices = {}
-        for r in listing.records:
-            key = r.token_address or r.fa_address
-            if key:
-                info = PriceInfo(key, r.symbol or "?", r.usd_price, r.price_change_24h)
-                for name in {r.token_address, r.fa_address} - {None}:
-                    prices[str(name)] = info
+            return cached[1]
+        prices = await self.market.prices(self._price_tokens())
         self._prices = (now, prices)
         return prices
 
     def _price_tokens(self) -> list[str]:
-        """The tokens a tick may price: those the strategies' parameters name, and APT.
+        """The tokens a tick may price: those the strategies declare (`tokens()`), by name.
 
-        Only these are asked for, so a tick's `/prices` answer does not grow with the
-        provider's whole token list.
+        The market data adds the gas token. Only these are asked for, so a tick's `/prices`
+        answer does not grow with the provider's whole token list.
         """
-        names = [n for s in self.strategies.values() for n in param_strings(s.params.model_dump())]
-        found = self.tokens.tokens_named([*names, "APT"])
-        return sorted(found)
+        return list(dict.fromkeys(n for s in self.strategies.values() for n in self._needs(s)))
 
-    async def _balances(self, names: Iterable[str]) -> dict[str, Decimal]:
-        balances: dict[str, Decimal] = {}
-        if self.node is None:
-            return balances
-        for token in self.tokens.tokens_named(names).values():
-            try:
-                units = await self.node.balance(Address.parse(self.wallet), token.address)
-            except Exception as exc:  # a balance is informative, never fatal
-                self._log.debug("balance.unavailable", token=token.symbol, error=str(exc))
-                continue
-            balances[token.address] = Decimal(units).scaleb(-token.decimals)
-        return balances
+    def _needs(self, strategy: Strategy) -> list[str]:
+        """`needed_tokens(strategy)`, worked out once per strategy object.
 
-    def _orders(self, strategies: list[str]) -> list[OrderInfo]:
-        infos = []
-        for name in dict.fromkeys(strategies):
-            fills = self.journal.fills_by_order(name)  # one query, not one per order
-            for o in self.journal.orders(strategy=name):
-                records = fills.get((o.kind, o.order_id), [])
-                infos.append(
-                    OrderInfo(
-                        o.kind,
-                        o.order_id,
-                        o.status,
-                        o.from_token,
-                        o.to_token,
-                        o.amount_total,
-                        o.amount_spent,
-                        o.to_amount_received,
-                        o.rate,
-                        o.created_at,
-                        o.strategy,
-                        tuple(
-                            FillInfo(
-                                f.tx_id, f.type, f.from_amount, f.to_amount, f.fee_amount, f.time
-                            )
-                            for f in records
-                        ),
-                    )
-                )
-        return sorted(infos, key=lambda o: o.created_at, reverse=True)
-
-    async def _quote(self, sell: str, buy: str, amount: Decimal) -> Decimal | None:
-        try:
-            response = await self.client.quote(
-                SwapRequest(
-                    self.tokens.find(sell).address,
-                    self.tokens.find(buy).address,
-                    from_amount=amount,
-                )
-            )
-        except (ApiError, TokenLookupError, ValueError):
-            return None
-        return response.best.to_token_amount if isinstance(response, SwapResponseExactIn) else None
+        Its parameters are frozen, and `tokens()` depends on nothing else.
+        """
+        known = self._needed.get(strategy.instance)
+        if known is None or known[0] is not strategy:
+            known = self._needed[strategy.instance] = (strategy, needed_tokens(strategy))
+        return known[1]
 
     async def context(self, strategy: Strategy) -> Context:
         """The frozen snapshot `strategy` sees now."""
         name = strategy.instance
         state = self.state_store.load(name)
-        referenced = param_strings(strategy.params.model_dump())
-        intents = self.journal.intent_states(name)
-        # A dry run's shown actions count as its intents (never the journal's): a strategy
-        # asking again for what it did not get sees them as asked, as it would live.
-        intents |= self._shown.get(name, {})
+        intents = self.orders.intent_states(name)
+        shown = self._shown.get(name)
+        if shown:
+            # A dry run's shown actions count as its intents (never the journal's): a
+            # strategy asking again for what it did not get sees them as asked, as live.
+            intents = {**intents, **shown}
         return Context(
             strategy=name,
             now=self.clock.now(),
             prices=await self._prices_now(),
-            balances=await self._balances({"APT", *referenced}),
-            orders=self._orders(strategy.order_sources()),
+            balances=await self.market.balances(self._needs(strategy)),
+            orders=self.orders.orders_of(strategy.order_sources()),
             state=state,
-            log=get_logger("strategy", strategy=name),
-            quote=self._quote,
+            log=self._strategy_log(name),
+            quote=self.market.quote,
             intents=intents,
         )
+
+    def _strategy_log(self, name: str) -> Any:
+        """The logger bound to a strategy's name (one per strategy the engine runs)."""
+        log = self._logs.get(name)
+        if log is None:
+            log = self._logs[name] = get_logger("strategy", strategy=name)
+        return log
 
     # --- ticks ------------------------------------------------------------------------
 
@@ -243,16 +215,28 @@ class Engine:
         stats.last_tick = self.clock.now()
         try:
             ctx = await self.context(strategy)
-            actions = await asyncio.wait_for(strategy.on_tick(ctx), self.timeout)
+            async with asyncio.timeout(self.timeout):  # in this task: no task per call
+                actions = await strategy.on_tick(ctx)
             check_actions(actions)
         except Exception as exc:
             report = self._failed(name, exc)
         else:
             report = TickReport(name, ok=True)
             await self._act(name, actions, report)
-            self.state_store.save(name, ctx.saved, at=self.clock.now())
+            self._save(name, ctx, report)
         self.progress.record(report)
         return report
+
+    def _save(self, name: str, ctx: Context, report: TickReport) -> None:
+        """Store what the strategy saved; a value the store refuses fails the report.
+
+        The actions were carried out already: the report keeps their outcomes.
+        """
+        try:
+            self.state_store.save(name, ctx.saved, at=self.clock.now())
+        except Exception as exc:  # a float, an object; a journal that cannot write
+            failed = self._failed(name, exc)
+            report.ok, report.error = False, failed.error
 
     def _failed(self, name: str, exc: BaseException) -> TickReport:
         stats = self.stats[name]
@@ -289,6 +273,8 @@ class Engine:
             report.outcomes.append((action, outcome))
             if outcome.state == "dry-run":
                 self._shown.setdefault(name, {})[action.key] = outcome.state
+            if not self._log.is_enabled_for(logging.INFO):
+                continue  # the description costs more than the rest (a backtest's many)
             self._log.info(
                 "action",
                 strategy=name,
@@ -318,7 +304,7 @@ class Engine:
         )
         if sell_usd is None or buy_usd is None or not (sell_usd > 0 and buy_usd > 0):
             return action, RiskRefusal(
-                "reference price", f"no price to bound an ExactOut swap of {buy.symbol}"
+                RiskRule.REFERENCE_PRICE, f"no price to bound an ExactOut swap of {buy.symbol}"
             )
         rate = usd_ratio(sell_usd, buy_usd)
         risk = self.risk.risk
@@ -336,7 +322,7 @@ class Engine:
     # --- orders and lifecycle -----------------------------------------------------------
 
     async def poll_orders(self) -> PollReport | None:
-        """Poll the provider's orders (events go to the strategies owning them)."""
+        """Poll the orders (the events go to the strategies owning them)."""
         if self.tracker is None:
             return None
         began = self.clock.now()
@@ -346,21 +332,23 @@ class Engine:
         return report
 
     async def _on_order_event(self, event: OrderEvent) -> None:
-        order = self.journal.order(event.kind, event.order_id)
-        strategy = self.strategies.get(order.strategy or "") if order is not None else None
+        strategy = self.strategies.get(self.orders.owner_of(event.kind, event.order_id) or "")
         if strategy is None or strategy.instance in self.paused:
             return
+        if type(strategy).on_order_event is Strategy.on_order_event:
+            return  # the default reacts to nothing: no context to build, nothing to report
         try:
             ctx = await self.context(strategy)
-            actions = await asyncio.wait_for(strategy.on_order_event(ctx, event), self.timeout)
+            async with asyncio.timeout(self.timeout):
+                actions = await strategy.on_order_event(ctx, event)
             check_actions(actions)
         except Exception as exc:
             self._report(self._failed(strategy.instance, exc))
             return
         report = TickReport(strategy.instance, ok=True)
         await self._act(strategy.instance, actions, report)
+        self._save(strategy.instance, ctx, report)
         self._report(report)
-        self.state_store.save(strategy.instance, ctx.saved, at=self.clock.now())
 
     def _report(self, report: TickReport) -> None:
         for listener in self.report_listeners:
@@ -378,6 +366,32 @@ class Engine:
         """Call every strategy's `on_stop` (a failure is isolated)."""
         for strategy in self.strategies.values():
             await self._hook(strategy, "on_stop")
+
+    def reconfigure(
+        self,
+        *,
+        risk: RiskChecker | None = None,
+        broker: Broker | None = None,
+        timeout_seconds: float | None = None,
+        stuck_after: int | None = None,
+        paused: Iterable[str] | None = None,
+    ) -> None:
+        """Change what a running engine works with; what is not given stays.
+
+        The daemon's SIGHUP reload (risk, timeout, stuck ticks), its pause on a foreign
+        signer (a broker that sends nothing), the paused strategies read under the lock.
+        Synchronous: the changes land together, between two steps of the event loop.
+        """
+        if risk is not None:
+            self.risk = risk
+        if broker is not None:
+            self.broker = broker
+        if timeout_seconds is not None:
+            self.timeout = timeout_seconds
+        if stuck_after is not None:
+            self.progress.stuck_after = stuck_after
+        if paused is not None:
+            self.paused = set(paused)
 
     async def add_strategy(self, strategy: Strategy) -> None:
         """Run one more strategy (fresh counters) and call its `on_start`."""
@@ -399,6 +413,7 @@ class Engine:
     async def _hook(self, strategy: Strategy, hook: str) -> None:
         try:
             ctx = await self.context(strategy)
-            await asyncio.wait_for(getattr(strategy, hook)(ctx), self.timeout)
+            async with asyncio.timeout(self.timeout):
+                await getattr(strategy, hook)(ctx)
         except Exception as exc:
             self._report(self._failed(strategy.instance, exc))

@@ -8,10 +8,7 @@ recorded — never twice for one observation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
-
-if TYPE_CHECKING:  # strategies import events: keep the journal (SQLAlchemy) out of it
-    from bot.journal import OrderChange
+from typing import Final, Protocol
 
 __all__ = [
     "FillsRecorded",
@@ -109,6 +106,38 @@ class OrderDisappeared(OrderEvent):
     reason: str | None = None
 
 
+class RecordedChange(Protocol):
+    """What the journal reports it changed of one order (`bot.journal.OrderChange` is one).
+
+    A Protocol: strategies import events, and the engine core imports no journal.
+    """
+
+    @property
+    def order_id(self) -> str:
+        """The provider's id."""
+        ...
+
+    @property
+    def from_status(self) -> str | None:
+        """The status before (None: first seen)."""
+        ...
+
+    @property
+    def to_status(self) -> str:
+        """The status now."""
+        ...
+
+    @property
+    def transition_recorded(self) -> bool:
+        """A status transition was recorded."""
+        ...
+
+    @property
+    def fills_added(self) -> int:
+        """How many new fills were recorded."""
+        ...
+
+
 _BY_STATUS: Final[dict[str, type[OrderStatusChanged]]] = {
     "filled": OrderFilled,
     "partially_filled": OrderPartiallyFilled,
@@ -120,7 +149,7 @@ _BY_STATUS: Final[dict[str, type[OrderStatusChanged]]] = {
 _KNOWN: Final = frozenset({*_BY_STATUS, "active"})
 
 
-def event_for_change(kind: str, change: OrderChange) -> list[OrderEvent]:
+def event_for_change(kind: str, change: RecordedChange) -> list[OrderEvent]:
     """The events of one journal change (none when nothing was recorded)."""
     events: list[OrderEvent] = []
     if change.transition_recorded:

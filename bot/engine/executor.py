@@ -1,9 +1,10 @@
 """The executor: an action becomes an effect exactly once, through the journal.
 
 For every action: record the intent (planned) → mark it sent → call the API → sign the
-`txData` when one comes back (the signer hands the transaction hash to the journal before
-the bytes leave) → record the outcome. The intent's state machine is the journal's:
-planned → sent → confirmed | failed | unknown; unknown → confirmed | failed | reconciled.
+`txData` when one comes back (the signer hands the transaction hash to the journal, filed
+under the intent's id, before the bytes leave) → record the outcome. The intent's state
+machine is the journal's: planned → sent → confirmed | failed | unknown; unknown →
+confirmed | failed | reconciled.
 
 A request whose outcome is unknown (timeout, dropped connection, 5xx, crash) is never
 resent: the intent stays `unknown` and `reconcile` (engine/reconcile.py) settles it from
@@ -21,7 +22,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from bot.api import (
     ApiError,
@@ -48,6 +49,7 @@ from bot.chain import (
     TransactionFailed,
 )
 from bot.clock import Clock
+from bot.domain import OrderKind
 from bot.engine import failpoints
 from bot.engine.actions import (
     Action,
@@ -59,7 +61,7 @@ from bot.engine.actions import (
     action_json,
     action_kind,
 )
-from bot.engine.recorder import JournalRecorder, signing_for
+from bot.engine.recorder import JournalRecorder
 from bot.engine.reference import FeedReference, PriceReference, ReferenceUnavailable
 from bot.engine.swap_bounds import (
     SwapBounds,
@@ -100,7 +102,12 @@ class _Settled(Exception):
 
 
 class Executor:
-    """Runs actions for one wallet, recording every step in the journal."""
+    """Runs actions for one wallet, recording every step in the journal.
+
+    The signer, when given, must record to this executor's journal (a `JournalRecorder`
+    given to it when it was built): the executor reads back from the journal what was
+    signed for an intent, to tell "nothing was sent" from "the outcome is unknown".
+    """
 
     def __init__(
         self,
@@ -111,21 +118,24 @@ class Executor:
         wallet: str,
         tokens: TokenBook,
         signer: Signer | None = None,
-        recorder: JournalRecorder | None = None,
         reference: PriceReference | None = None,
         limits: SwapLimits | None = None,
     ) -> None:
+        if signer is not None:
+            recorder = signer.recorder
+            if not isinstance(recorder, JournalRecorder) or recorder.journal is not journal:
+                raise ValueError(
+                    "the signer must record to the executor's journal: build it with "
+                    "JournalRecorder(journal, clock)"
+                )
         self.journal = journal
         self.client = client
         self.clock = clock
         self.wallet = str(Address.parse(wallet))
         self.tokens = tokens
         self.signer = signer
-        self.recorder = recorder or JournalRecorder(journal, clock)
         self.reference: PriceReference = reference or FeedReference(client)
         self.limits = limits or SwapLimits(Decimal(3), Decimal(1))
-        if signer is not None:
-            signer.recorder = self.recorder
         self._log = get_logger("executor", wallet=self.wallet)
 
     def _token(self, name: str) -> Token:
@@ -301,7 +311,7 @@ class Executor:
     async def _cancel(
         self, intent_id: int, action: CancelDca | CancelLimit
     ) -> tuple[str | None, str | None]:
-        kind: Literal["dca", "limit"] = "dca" if isinstance(action, CancelDca) else "limit"
+        kind = OrderKind.DCA if isinstance(action, CancelDca) else OrderKind.LIMIT
         result: OrderResult = await self._call(
             self.client.cancel_order(
                 kind, CancelOrderRequest(action.order_id, to_wallet=self.wallet)
@@ -387,31 +397,30 @@ class Executor:
     async def _sign(self, intent_id: int, tx_data: TxData, intent: Intent) -> str:
         if self.signer is None:
             raise _Settled("failed", "a transaction must be signed but no key is configured")
-        last = self.recorder.last_hash.get
         try:
-            with signing_for(intent_id):
-                outcome = await self.signer.execute(tx_data.as_json(), intent)
+            outcome = await self.signer.execute(tx_data.as_json(), intent, intent_id=intent_id)
         except Refused as exc:
             raise _Settled("failed", f"refused before signing: {exc}") from None
         except (TransactionFailed, TransactionExpired, ForeignSigner) as exc:
             # ForeignSigner: another signer took this transaction's sequence number, so it
             # can never execute; the signer is paused from now on.
-            raise _Settled("failed", str(exc), last(intent_id)) from None
+            raise _Settled("failed", str(exc), self._last_signed(intent_id)) from None
         except (SubmitOutcomeUnknown, ChainError) as exc:
-            # The recorder holds a hash before any signed bytes leave: without one, nothing
+            # The journal holds a hash before any signed bytes leave: without one, nothing
             # was signed (the account unfunded, the node down before signing…) and nothing
             # can ever execute — `failed`, and the key is free to run again.
-            signed = last(intent_id) or (
+            signed = self._last_signed(intent_id) or (
                 exc.tx_hash if isinstance(exc, SubmitOutcomeUnknown) else None
             )
             if signed is None:
                 raise _Settled("failed", f"not sent: {exc}") from None
             raise _Settled("unknown", str(exc), signed) from None
-        finally:
-            # Read above when needed; kept, it would grow by one entry per intent for
-            # the daemon's whole life.
-            self.recorder.last_hash.pop(intent_id, None)
         return outcome.tx_hash
+
+    def _last_signed(self, intent_id: int) -> str | None:
+        """The last transaction the signer recorded for `intent_id` (None: nothing signed)."""
+        txs = self.journal.transactions(intent_id=intent_id)
+        return txs[-1].hash if txs else None
 
 
 def _units(amount: Decimal | int, token: Token) -> int:

@@ -16,15 +16,15 @@ evidence the bot produced itself (`engine.reconcile`).
 from __future__ import annotations
 
 import hashlib
-from typing import Final, Literal
+from typing import Final
 
 from bot.api.models import DcaOrder, LimitOrder, TxDetail
 from bot.aptos.address import Address, AddressError
+from bot.domain import OrderKind
 from bot.journal import FillRecord, OrderObservation, OrderSnapshot
 
 __all__ = ["WALLET_FIELDS", "ForeignOrders", "foreign_wallet", "observation_of"]
 
-OrderKind = Literal["dca", "limit"]
 WALLET_FIELDS: Final = (
     "toWalletAddress",
     "walletAddress",

@@ -45,18 +45,18 @@ def store_pause(journal: Journal, name: str, paused: bool, *, at: datetime) -> b
     return True
 
 
-def apply_pause(engine: Engine, name: str, paused: bool, *, at: datetime) -> str:
+def apply_pause(engine: Engine, journal: Journal, name: str, paused: bool, *, at: datetime) -> str:
     """Pause or resume a running strategy, in the journal and the engine; one line.
 
     Raises:
         ValueError: no strategy of that name runs.
     """
     if name not in engine.strategies and (paused or name not in engine.paused):
-        if not paused and store_pause(engine.journal, name, False, at=at):
+        if not paused and store_pause(journal, name, False, at=at):
             return f"{name} resumed (it does not run in this daemon)"
         running = ", ".join(sorted(engine.strategies)) or "none"
         raise ValueError(f"no strategy {name!r} runs (running: {running})")
-    changed = store_pause(engine.journal, name, paused, at=at)
+    changed = store_pause(journal, name, paused, at=at)
     if paused:
         engine.paused.add(name)
     else:

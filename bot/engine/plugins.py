@@ -33,7 +33,7 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from bot.config import StrategyEntry
-from bot.engine.strategy import API_VERSION, Strategy
+from bot.engine.strategy import API_VERSION, Strategy, needed_tokens
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -41,6 +41,7 @@ __all__ = [
     "available_plugins",
     "build_strategies",
     "build_strategy",
+    "declared_tokens",
     "load_plugin",
 ]
 
@@ -264,9 +265,12 @@ def _param_problems(entry: StrategyEntry, errors: Iterable[Mapping[str, Any]]) -
 def build_strategy(entry: StrategyEntry, user_dirs: Sequence[Path] = ()) -> Strategy:
     """A configured strategy instance: the entry's plugin with its validated `params`.
 
+    Its `tokens()` is asked once here, so a plugin whose declaration fails is refused at
+    load (`bot config check`), not on a tick.
+
     Raises:
         PluginError: the plugin cannot be loaded (`strategy 'NAME': ` and `load_plugin`'s
-            message), or one line per invalid parameter, e.g.
+            message), its `tokens()` fails, or one line per invalid parameter, e.g.
             `strategy 'weekly-apt' (recurring_dca): params.amount_per_order: Input should
             be greater than 0 (got '-5')`.
     """
@@ -279,12 +283,18 @@ def build_strategy(entry: StrategyEntry, user_dirs: Sequence[Path] = ()) -> Stra
     except ValidationError as exc:
         raise PluginError(_param_problems(entry, exc.errors())) from None
     try:
-        return cls(entry.name, params)
+        strategy = cls(entry.name, params)
     except Exception as exc:
         raise PluginError(
             f"strategy {entry.name!r} ({entry.plugin}): cannot be created: "
             f"{type(exc).__name__}: {exc}"
         ) from None
+    try:
+        needed_tokens(strategy)  # asked for on every tick: a failure is a load error
+    except Exception as exc:
+        detail = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        raise PluginError(f"strategy {entry.name!r} ({entry.plugin}): tokens(): {detail}") from None
+    return strategy
 
 
 def build_strategies(
@@ -311,3 +321,22 @@ def build_strategies(
     if problems:
         raise PluginError(problems)
     return built
+
+
+def declared_tokens(entries: Iterable[StrategyEntry], user_dirs: Sequence[Path] = ()) -> list[str]:
+    """The token names the enabled entries' strategies declare (`Strategy.tokens()`), once each.
+
+    For what is chosen from the strategies without running them (the recorder's default
+    tokens). An entry that cannot be built adds nothing and raises nothing: reporting it
+    is the strategy check's (`bot config check`, daemon start).
+    """
+    names: dict[str, None] = {}
+    for entry in entries:
+        if not entry.enabled:
+            continue
+        try:
+            strategy = build_strategy(entry, user_dirs)
+        except PluginError:
+            continue
+        names.update(dict.fromkeys(needed_tokens(strategy)))
+    return list(names)

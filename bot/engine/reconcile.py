@@ -47,14 +47,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Final, Literal
+from typing import Final
 
-from bot.api import GetOrdersRequest, OrderFilter, PanoraClient
+from bot.api import OrderFilter, PanoraClient
 from bot.api.models import DcaOrder, LimitOrder
+from bot.api.paging import iter_orders
 from bot.aptos.tokens import TokenBook, TokenLookupError
 from bot.chain import ChainError, NodeClient
 from bot.chain.errors import ForeignSigner
 from bot.clock import Clock
+from bot.domain import CANCEL_DONE_STATUSES, OrderKind
 from bot.engine.evidence import Deposits, deposits_of, id_key, order_tx_hashes
 from bot.engine.observe import ForeignOrders, foreign_wallet, observation_of
 from bot.engine.tx_fates import UNFINISHED_TX, TransactionFates, swap_fate
@@ -67,7 +69,6 @@ STALE_SENT: Final = timedelta(minutes=30)
 """A `sent` intent this old has no execution left (a run waits at most a few minutes for
 its transaction): a running daemon's reconcile settles it like an `unknown` one."""
 
-OrderKind = Literal["dca", "limit"]
 Order = DcaOrder | LimitOrder
 Claimed = dict[tuple[str, str], int]
 """(kind, order id) → the intent the journal links the order to."""
@@ -165,7 +166,7 @@ class Reconciler:
                     else f"sent for over {self.stale_sent} while running: its execution is over"
                 )
                 self.journal.set_intent_state(intent.id, "unknown", at=now, detail=detail)
-        orders = {kind: await self._provider_orders(kind) for kind in ("dca", "limit")}
+        orders = {kind: await self._provider_orders(kind) for kind in OrderKind}
         claimed: Claimed = {
             (o.kind, o.order_id): o.intent_id
             for o in self.journal.orders(wallet=self.wallet)
@@ -250,23 +251,11 @@ class Reconciler:
         """Every listed order of our wallet; records of another wallet are left out."""
         found: list[Order] = []
         for status in (OrderFilter.ACTIVE, OrderFilter.COMPLETED):
-            page = 1
-            while page <= _PAGES:
-                result = await self.client.get_orders(
-                    kind,
-                    GetOrdersRequest(
-                        chain_id=self.client.chain_id,
-                        wallet=self.wallet,
-                        status=status,
-                        page_number=page,
-                        limit=50,
-                        tx_details=False,
-                    ),
-                )
+            pages = iter_orders(
+                self.client, kind, self.wallet, status, max_pages=_PAGES, tx_details=False
+            )
+            async for result in pages:
                 found.extend(self._ours(kind, result.orders, result.wallet))
-                if page >= result.total_pages or not result.orders:
-                    break
-                page += 1
         return found
 
     def _ours(self, kind: OrderKind, orders: Sequence[Order], page_wallet: object) -> list[Order]:
@@ -311,7 +300,7 @@ class Reconciler:
                     "failed by hand (bot reconcile settles it from the chain)"
                 )
         if order_id is None and intent.kind in ("create_dca", "create_limit"):
-            kind_of: OrderKind = "dca" if intent.kind == "create_dca" else "limit"
+            kind_of: OrderKind = OrderKind.DCA if intent.kind == "create_dca" else OrderKind.LIMIT
             linked = {
                 (o.kind, o.order_id) for o in self.journal.orders(wallet=self.wallet) if o.intent_id
             }
@@ -336,7 +325,7 @@ class Reconciler:
             return Resolution(intent.id, "failed", None, detail)
         if intent.kind not in ("create_dca", "create_limit"):
             raise ValueError(f"intent {intent_id} is a {intent.kind}: only a create links an order")
-        kind: OrderKind = "dca" if intent.kind == "create_dca" else "limit"
+        kind: OrderKind = OrderKind.DCA if intent.kind == "create_dca" else OrderKind.LIMIT
         listed = await self._provider_orders(kind)
         record = next((o for o in listed if id_key(o.order_id) == id_key(order_id)), None)
         if record is None:
@@ -368,16 +357,16 @@ class Reconciler:
         return self.clock.now() - intent.created_at > self.grace
 
     async def _settle(
-        self, intent: IntentView, orders: dict[str, list[Order]], claimed: Claimed
+        self, intent: IntentView, orders: dict[OrderKind, list[Order]], claimed: Claimed
     ) -> Resolution:
         if intent.kind in ("create_dca", "create_limit"):
-            kind: OrderKind = "dca" if intent.kind == "create_dca" else "limit"
+            kind = OrderKind.DCA if intent.kind == "create_dca" else OrderKind.LIMIT
             return self._settle_create(intent, kind, orders[kind], claimed)
         if intent.kind in ("cancel_dca", "cancel_limit"):
-            kind = "dca" if intent.kind == "cancel_dca" else "limit"
+            kind = OrderKind.DCA if intent.kind == "cancel_dca" else OrderKind.LIMIT
             wanted = str(intent.action.get("order_id"))
             for order in orders[kind]:
-                if order.order_id == wanted and order.status in ("cancelled", "refunded"):
+                if order.order_id == wanted and order.status in CANCEL_DONE_STATUSES:
                     return Resolution(intent.id, "confirmed", wanted, "the order is cancelled")
         elif intent.kind == "swap":
             return await self._settle_swap(intent)

@@ -1,15 +1,16 @@
 """The signer's recorder backed by the journal: a hash is durable before its bytes leave.
 
-One `JournalRecorder` serves a signer for its whole life; which intent a transaction
-belongs to comes from a context variable the executor sets around each signing, so
-concurrent executions (each its own asyncio task, each its own context) never mix up.
+One `JournalRecorder` is given to the signer when it is built and serves it for its whole
+life. Which intent a transaction belongs to is passed explicitly: the executor calls
+`Signer.execute(…, intent_id=…)` and the signer hands that id to `before_submit`, so
+concurrent executions never mix up. What was signed for an intent is read back from the
+journal (`Journal.transactions(intent_id=…)`), where it was written before anything was
+sent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from typing import Any, Final
 
 from bot.aptos.address import Address
@@ -19,9 +20,8 @@ from bot.engine import failpoints
 from bot.journal import Journal
 from bot.journal.codec import encode_json
 
-__all__ = ["JournalRecorder", "signing_for"]
+__all__ = ["JournalRecorder"]
 
-_INTENT: ContextVar[int | None] = ContextVar("signing_intent", default=None)
 _STATE: Final = {
     "committed": "committed",
     "failed": "failed",
@@ -31,23 +31,12 @@ _STATE: Final = {
 }
 
 
-@contextmanager
-def signing_for(intent_id: int) -> Iterator[None]:
-    """Attribute the transactions signed inside the block to `intent_id`."""
-    token = _INTENT.set(intent_id)
-    try:
-        yield
-    finally:
-        _INTENT.reset(token)
-
-
 class JournalRecorder:
     """`TxRecorder` writing every transaction to the journal's `transactions` table."""
 
     def __init__(self, journal: Journal, clock: Clock) -> None:
         self.journal = journal
         self.clock = clock
-        self.last_hash: dict[int, str] = {}
 
     async def before_submit(
         self,
@@ -55,9 +44,10 @@ class JournalRecorder:
         sender: Address,
         sequence_number: int,
         payload_summary: Mapping[str, Any],
+        *,
+        intent_id: int | None = None,
     ) -> None:
-        """Record the signed transaction (committed to disk) before it is sent."""
-        intent_id = _INTENT.get()
+        """Record the signed transaction (on disk) under `intent_id`, before it is sent."""
         self.journal.record_transaction(
             tx_hash,
             str(sender),
@@ -67,8 +57,6 @@ class JournalRecorder:
             intent_id=intent_id,
             state="signed",
         )
-        if intent_id is not None:
-            self.last_hash[intent_id] = tx_hash
         failpoints.hit("before_submit")
 
     async def knows(self, tx_hash: str) -> bool:

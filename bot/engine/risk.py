@@ -11,15 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from bot.aptos.tokens import Token, TokenBook, TokenLookupError
 from bot.config import RiskSettings
+from bot.domain import LIVE_ORDER_STATUSES, RiskRule
 from bot.engine.actions import Action, CreateDca, CreateLimit, Swap
-from bot.engine.strategy import LIVE_ORDER_STATUSES
-
-if TYPE_CHECKING:
-    from bot.journal import Journal
+from bot.engine.ports import SpendLedger
 
 __all__ = ["COUNTED_STATES", "RiskChecker", "RiskRefusal"]
 
@@ -31,7 +29,7 @@ COUNTED_STATES: Final = ("sent", "unknown", "confirmed")
 class RiskRefusal:
     """Why an action may not go ahead."""
 
-    rule: str
+    rule: RiskRule
     reason: str
 
     def __str__(self) -> str:
@@ -44,7 +42,7 @@ class RiskChecker:
     def __init__(
         self,
         risk: RiskSettings,
-        journal: Journal,
+        journal: SpendLedger,
         tokens: TokenBook,
         *,
         budgets: Mapping[str, Mapping[str, Decimal]] | None = None,
@@ -78,17 +76,17 @@ class RiskChecker:
             try:
                 token = self.tokens.find(name)
             except TokenLookupError:
-                return RiskRefusal("unknown token", f"{name!r} is not a known token")
+                return RiskRefusal(RiskRule.UNKNOWN_TOKEN, f"{name!r} is not a known token")
             if token.banned:
-                return RiskRefusal("banned token", f"{token.symbol} is tagged Banned")
+                return RiskRefusal(RiskRule.BANNED_TOKEN, f"{token.symbol} is tagged Banned")
             if self._allowed and token.address not in self._allowed:
                 return RiskRefusal(
-                    "allowed tokens", f"{token.symbol} is not in [risk].allowed_tokens"
+                    RiskRule.ALLOWED_TOKENS, f"{token.symbol} is not in [risk].allowed_tokens"
                 )
         slippage = getattr(action, "slippage", None)
         if isinstance(slippage, Decimal) and slippage > self.risk.max_slippage_percent:
             return RiskRefusal(
-                "max slippage",
+                RiskRule.MAX_SLIPPAGE,
                 f"{slippage}% is above "
                 f"[risk].max_slippage_percent = {self.risk.max_slippage_percent}%",
             )
@@ -96,7 +94,7 @@ class RiskChecker:
             live = len(self.journal.orders(status=LIVE_ORDER_STATUSES, wallet=wallet))
             if live >= self.risk.max_open_orders:
                 return RiskRefusal(
-                    "max open orders",
+                    RiskRule.MAX_OPEN_ORDERS,
                     f"{live} open orders already "
                     f"([risk].max_open_orders = {self.risk.max_open_orders})",
                 )
@@ -106,12 +104,13 @@ class RiskChecker:
         cap = self._cap(self.risk.per_transaction_caps, token)
         if cap is not None and action.spend > cap:
             return RiskRefusal(
-                "per-transaction cap", f"{action.spend} {token.symbol} is above the cap of {cap}"
+                RiskRule.PER_TRANSACTION_CAP,
+                f"{action.spend} {token.symbol} is above the cap of {cap}",
             )
         day = now.date()
         for caps, who, label in (
-            (self.risk.daily_spend_caps, None, "daily spend cap"),
-            (self.budgets.get(strategy, {}), strategy, "strategy budget"),
+            (self.risk.daily_spend_caps, None, RiskRule.DAILY_SPEND_CAP),
+            (self.budgets.get(strategy, {}), strategy, RiskRule.STRATEGY_BUDGET),
         ):
             cap = self._cap(caps, token)
             if cap is None:

@@ -25,7 +25,14 @@ from typing import Any
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot.clock import AcceleratedClock, Clock, ClockSteps, RealClock, SteppedClock
+from bot.clock import (
+    MICROSECOND,
+    AcceleratedClock,
+    Clock,
+    ClockSteps,
+    RealClock,
+    SteppedClock,
+)
 from bot.config import Schedule
 from bot.cron import cron_trigger
 from bot.logging import get_logger
@@ -139,7 +146,7 @@ class Driver:
                 job.last_fire = job.next_fire
                 await job.run()
                 ran.append(job.name)
-                job.schedule_next(now + timedelta(microseconds=1))
+                job.schedule_next(now + MICROSECOND)
         return ran
 
     async def run_until(self, end: datetime, stop: asyncio.Event | None = None) -> int:
@@ -276,7 +283,7 @@ class RealtimeScheduler:
             else:
                 self._log.warning("job.missed", job=job.name, late_seconds=round(-wait, 3))
             self._notice_steps()
-            job.schedule_next(self.clock.now() + timedelta(microseconds=1))
+            job.schedule_next(self.clock.now() + MICROSECOND)
 
     async def _run(self, entry: _Running) -> None:
         entry.busy = True

@@ -3,7 +3,8 @@
 A strategy reads its state from `Context.state` and saves with `Context.save`; the engine
 loads the state before a tick and stores what was saved after it, through a `StateStore`.
 
-* `JournalStateStore`: the journal's `strategy_state` table — live and paper runs.
+* `JournalStateStore`: the journal's `strategy_state` table — live and paper runs (one of
+  the live adapters, `bot.engine.live_ports`; the `StateStore` port: `bot.engine.ports`).
 * `OverlayStateStore`: a dry run's. It reads the state underneath (the journal) updated
   by what the dry run saved, and writes only to memory: a dry-run daemon keeps its own
   continuity from tick to tick, while the journal — what the real run will read — is never
@@ -14,43 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
-from bot.journal import Journal, canon
+from bot.engine.live_ports import JournalStateStore
+from bot.engine.ports import StateStore
+from bot.journal import canon
 from bot.journal.codec import decode_json
 
 __all__ = ["JournalStateStore", "OverlayStateStore", "StateStore"]
-
-
-class StateStore(Protocol):
-    """Reads and writes the values strategies keep between ticks."""
-
-    def load(self, strategy: str) -> dict[str, Any]:
-        """Every stored value of `strategy`, by key."""
-        ...
-
-    def save(self, strategy: str, values: Mapping[str, Any], *, at: datetime) -> None:
-        """Store `values` of `strategy` (all or none); other keys stay as they are.
-
-        Raises:
-            JournalError: a value that is not exact JSON (a float, an object).
-        """
-        ...
-
-
-class JournalStateStore:
-    """The journal's strategy state: what every real run reads and writes."""
-
-    def __init__(self, journal: Journal) -> None:
-        self.journal = journal
-
-    def load(self, strategy: str) -> dict[str, Any]:
-        """The journal's values of `strategy`."""
-        return self.journal.states(strategy)
-
-    def save(self, strategy: str, values: Mapping[str, Any], *, at: datetime) -> None:
-        """Write `values` to the journal in one transaction."""
-        self.journal.set_states(strategy, values, at=at)
 
 
 class OverlayStateStore:

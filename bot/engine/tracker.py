@@ -33,65 +33,36 @@ are `OrderFilter`s, not statuses.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
-from datetime import timedelta
-from typing import Final, Literal
+from collections.abc import Iterable
+from typing import Final
 
-from bot.api import GetOrdersRequest, OrderFilter, PanoraClient
-from bot.api.models import (
-    DCA_STATUSES,
-    FINAL_STATUSES,
-    LIMIT_STATUSES,
-    DcaOrder,
-    LimitOrder,
-    OrdersPage,
-)
-from bot.clock import Clock
+from bot.api import OrderFilter, PanoraClient
+from bot.api.models import DcaOrder, LimitOrder
+from bot.api.paging import OrderPages, Page, iter_orders
+from bot.clock import MICROSECOND, Clock
+from bot.domain import CLOSED_STATUSES as CLOSED
+from bot.domain import DCA_STATUSES, FINAL_STATUSES, LIMIT_STATUSES, OrderKind, OrderStatus
 from bot.engine.events import (
     ForeignOrder,
     OrderDisappeared,
-    OrderEvent,
     event_for_change,
 )
 from bot.engine.observe import ForeignOrders, foreign_wallet, observation_of, record_hash
+from bot.engine.ports import PollReport, Subscriber
 from bot.journal import Journal, JournalError, OrderChange, OrderObservation, OrderSnapshot
 from bot.logging import get_logger
 
 __all__ = ["CLOSED", "LOST", "MISSING", "OrderTracker", "PollReport"]
 
-OrderKind = Literal["dca", "limit"]
-Subscriber = Callable[[OrderEvent], Awaitable[None] | None]
-Page = OrdersPage[DcaOrder] | OrdersPage[LimitOrder]
 Order = DcaOrder | LimitOrder
 Seen = dict[str, tuple[DcaOrder | LimitOrder, str]]
 """Order id → (record, record hash), as first seen in this poll."""
-MISSING: Final = "missing"
-"""Our status for a live order the provider no longer lists, even by id (not final)."""
-LOST: Final = "lost"
-"""Our status for an order an authoritative provider does not know (`close_unknown`): final."""
-CLOSED: Final = FINAL_STATUSES | {LOST}
-"""Statuses after which an order is never asked for again."""
+MISSING: Final = OrderStatus.MISSING
+LOST: Final = OrderStatus.LOST
 KNOWN: Final = {
     "dca": DCA_STATUSES | {MISSING, LOST},
     "limit": LIMIT_STATUSES | {MISSING, LOST},
 }
-
-
-@dataclass
-class PollReport:
-    """What one poll saw and did."""
-
-    pages: int = 0
-    orders_seen: int = 0
-    transitions: int = 0
-    fills: int = 0
-    rejected_records: int = 0
-    refused_observations: int = 0
-    unknown_statuses: int = 0
-    foreign_orders: int = 0
-    """Records listed for another wallet, ignored (each id is reported once, ever)."""
-    events: list[OrderEvent] = field(default_factory=list)
 
 
 class OrderTracker:
@@ -104,7 +75,7 @@ class OrderTracker:
         clock: Clock,
         wallet: str,
         *,
-        kinds: Iterable[OrderKind] = ("dca", "limit"),
+        kinds: Iterable[OrderKind] = tuple(OrderKind),
         page_size: int = 50,
         max_completed_pages: int = 20,
         max_active_pages: int = 100,
@@ -143,26 +114,31 @@ class OrderTracker:
                     await result
         return report
 
-    async def _page(
+    def _list(
         self,
         kind: OrderKind,
-        status: OrderFilter | None,
-        page: int,
-        report: PollReport,
+        status: OrderFilter,
+        *,
+        max_pages: int,
         order_id: str | None = None,
-    ) -> Page:
-        request = GetOrdersRequest(
-            chain_id=self.client.chain_id,
-            wallet=self.wallet,
-            status=status or OrderFilter.ACTIVE,
-            page_number=page,
-            limit=self.page_size,
-            tx_details=True,
+        repeats_end: bool = False,
+    ) -> OrderPages:
+        return iter_orders(
+            self.client,
+            kind,
+            self.wallet,
+            status,
+            max_pages=max_pages,
+            page_size=self.page_size,
             order_id=order_id,
+            stop_when_repeated=repeats_end,
         )
-        result = await self.client.get_orders(kind, request)
-        report.pages += 1
-        report.rejected_records += len(result.rejected)
+
+    async def _by_id(
+        self, kind: OrderKind, status: OrderFilter, order_id: str, report: PollReport
+    ) -> Page:
+        result = await anext(aiter(self._list(kind, status, max_pages=1, order_id=order_id)))
+        _count(result, report)
         return result
 
     def _ours(self, kind: OrderKind, result: Page, report: PollReport) -> list[Order]:
@@ -185,20 +161,18 @@ class OrderTracker:
         index = self.journal.order_index(kind, self.wallet)  # id → (status, last hash)
         gone: list[tuple[str, str]] = []  # (order id, missing or lost)
         seen: Seen = {}
-        listed: set[str] = set()  # every id of this poll's pages, ours or not
-        for page in range(1, self.max_active_pages + 1):  # active: every page
-            result = await self._page(kind, OrderFilter.ACTIVE, page, report)
-            new = {o.order_id for o in result.orders} - listed
-            listed |= new
+        # Active: every page (a page listing only orders already listed ends it).
+        active = self._list(
+            kind, OrderFilter.ACTIVE, max_pages=self.max_active_pages, repeats_end=True
+        )
+        async for result in active:
+            _count(result, report)
             _take([(o, record_hash(o)) for o in self._ours(kind, result, report)], seen)
-            if page >= result.total_pages or not (result.orders or result.rejected):
-                break
-            if result.orders and not new:  # the same orders again: the provider repeats
-                break
-        else:
+        if active.cut_off:
             self._log.warning("tracker.page_limit", kind=kind, pages=self.max_active_pages)
-        for page in range(1, self.max_completed_pages + 1):  # completed: until unchanged
-            result = await self._page(kind, OrderFilter.COMPLETED, page, report)
+        completed = self._list(kind, OrderFilter.COMPLETED, max_pages=self.max_completed_pages)
+        async for result in completed:  # completed: until a page says nothing new
+            _count(result, report)
             ours = self._ours(kind, result, report)
             hashed = [(o, record_hash(o)) for o in ours]
             fresh = [
@@ -208,14 +182,14 @@ class OrderTracker:
             ]
             _take(hashed, seen)
             strangers = len(ours) < len(result.orders)  # say nothing of ours: keep paging
-            if not (fresh or strangers or result.rejected) or page >= result.total_pages:
+            if not (fresh or strangers or result.rejected):
                 break
         for order_id, (status, _raw) in index.items():
             if order_id in seen or status in CLOSED:
                 continue
             clean = True  # no record of the answers was set aside as malformed
             for list_filter in (OrderFilter.ACTIVE, OrderFilter.COMPLETED):
-                result = await self._page(kind, list_filter, 1, report, order_id=order_id)
+                result = await self._by_id(kind, list_filter, order_id, report)
                 clean = clean and not result.rejected
                 # An answer about another order (a provider ignoring the filter), or one
                 # listed for another wallet, is none.
@@ -280,7 +254,7 @@ class OrderTracker:
             status=status,
             amount_total=stored.amount_total,
         )
-        at = max(self.clock.now(), stored.last_seen_at + timedelta(microseconds=1))
+        at = max(self.clock.now(), stored.last_seen_at + MICROSECOND)
         change = self.journal.upsert_order(snapshot, observed_at=at, source="poll")
         report.transitions += int(change.transition_recorded)
 
@@ -321,6 +295,12 @@ class OrderTracker:
                 status=change.to_status,
             )
         report.events.extend(event_for_change(kind, change))
+
+
+def _count(result: Page, report: PollReport) -> None:
+    """Count one page read (and the records it set aside as malformed)."""
+    report.pages += 1
+    report.rejected_records += len(result.rejected)
 
 
 def _take(hashed: Iterable[tuple[DcaOrder | LimitOrder, str]], seen: Seen) -> int:

@@ -27,12 +27,12 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Final, Literal
 
-from bot.clock import parse_utc
+from bot.clock import from_micros, parse_utc, to_micros
 from bot.money import MoneyError, parse_decimal
 from bot.paper.core.price_sources import PRICE_SOURCES, read_source
 from bot.paper.core.series import SeriesBlock
@@ -47,12 +47,10 @@ __all__ = [
 
 ImportFormat = Literal["auto", "price", "ohlcv"]
 
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _EPOCH_NUMBER: Final = re.compile(r"\d+(\.\d+)?")
 _TIME_NAMES: Final = ("timestamp", "time", "date", "datetime", "ts", "open_time", "unix")
 _PRICE_NAMES: Final = ("usdprice", "price", "close", "value")
 _OHLC: Final = ("open", "high", "low", "close")
-_MICRO: Final = timedelta(microseconds=1)
 _IMPORT: Final = "import"
 
 
@@ -103,7 +101,7 @@ def parse_timestamp(text: str) -> datetime:
         shift = 6 if number < Decimal(10) ** 11 else 3 if number < Decimal(10) ** 14 else 0
         micros = int(number.scaleb(shift).to_integral_value(rounding=ROUND_FLOOR))
         try:
-            return _EPOCH + micros * _MICRO
+            return from_micros(micros)
         except OverflowError:
             raise ValueError(f"time out of range: {value!r}") from None
     if not value:
@@ -220,7 +218,7 @@ def import_price_csv(
                     if problem is None:
                         problem = f"line {reader.line_num}: {exc}"
                     continue
-                points.append(((moment - _EPOCH) // _MICRO, price, source))
+                points.append((to_micros(moment), price, source))
         except csv.Error as exc:
             raise SeriesImportError(f"{path}: line {reader.line_num}: {exc}") from None
         except UnicodeDecodeError:
@@ -247,7 +245,7 @@ def import_price_csv(
         timestamp_column=header[time_index].strip(),
         price_column=header[price_index].strip(),
         first_problem=problem,
-        first=_EPOCH + times[0] * _MICRO if times else None,
-        last=_EPOCH + times[-1] * _MICRO if times else None,
+        first=from_micros(times[0]) if times else None,
+        last=from_micros(times[-1]) if times else None,
     )
     return block, report

@@ -16,20 +16,19 @@ cut short is completed by the next one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Final, Literal
 
 from sqlalchemy import delete, literal, select, tuple_
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.clock import ensure_utc
+from bot.clock import EPOCH, ensure_utc
 from bot.journal import Journal, JournalError
 from bot.journal.db import write_engine
 from bot.journal.models import PriceTick
 
 __all__ = ["RetentionReport", "apply_retention"]
 
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _CHUNK: Final = 500  # ids per DELETE (well under SQLite's bound-parameter limit)
 _BATCH: Final = 20_000  # old ticks examined per transaction: the write lock is held briefly
 
@@ -118,7 +117,7 @@ def _downsample_batch(
                 )
             ]
             for token, moment, tick_id in batch:
-                current = (token, (moment - _EPOCH) // bucket)
+                current = (token, (moment - EPOCH) // bucket)
                 if current == last:
                     doomed.append(tick_id)
                 else:

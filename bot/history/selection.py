@@ -1,9 +1,9 @@
 """Which tokens the recorder records: the configured list, else what the strategies use.
 
-"Configured tokens only": `[record].tokens` (or `--tokens`) when given; otherwise every
-string in the enabled strategies' parameters that the token book resolves (symbols,
-coin types, FA addresses) — the same rule the engine uses to pick the balances a
-strategy sees. Strings that are not tokens ("1 hour", a label) are ignored.
+"Configured tokens only": `[record].tokens` (or `--tokens`) when given; otherwise the
+tokens the enabled strategies declare (`Strategy.tokens()`, gathered by
+`bot.engine.plugins.declared_tokens`) that the token book resolves — the tokens the engine
+prices and gives the balances of.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bot.aptos.tokens import Token, TokenBook, TokenLookupError, token_key
-from bot.config import StrategyEntry, param_strings
 
 __all__ = ["TokenChoice", "choose_tokens", "offline_token"]
 
@@ -30,10 +29,11 @@ class TokenChoice:
             self.tokens.append(token)
 
 
-def choose_tokens(
-    book: TokenBook, explicit: Sequence[str], strategies: Iterable[StrategyEntry]
-) -> TokenChoice:
-    """The explicit names resolved (each failure a problem), or the strategies' tokens."""
+def choose_tokens(book: TokenBook, explicit: Sequence[str], declared: Iterable[str]) -> TokenChoice:
+    """The explicit names resolved (each failure a problem), or the declared tokens.
+
+    `declared` are the strategies' token names; those the book does not know are skipped.
+    """
     choice = TokenChoice()
     if explicit:
         for name in explicit:
@@ -42,11 +42,8 @@ def choose_tokens(
             except TokenLookupError as exc:
                 choice.problems.append(str(exc))
         return choice
-    for entry in strategies:
-        if not entry.enabled:
-            continue
-        for token in book.tokens_named(param_strings(entry.params)).values():
-            choice.add(token)
+    for token in book.tokens_named(declared).values():
+        choice.add(token)
     return choice
 
 

@@ -15,21 +15,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Final
 
 import numpy as np
 
 from bot.aptos.tokens import Token
-from bot.clock import ensure_utc
+from bot.clock import MICROS_PER_SECOND, MICROSECOND, ensure_utc, to_micros
 from bot.paper.core.prices import RandomWalkPath, RandomWalkSpec, default_spec, derive_seed
 from bot.paper.core.series import SeriesBlock
 
 __all__ = ["SynthToken", "synth_blocks", "synth_spec"]
-
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-_MICRO: Final = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True)
@@ -79,11 +75,11 @@ def synth_blocks(
     start, end = ensure_utc(start), ensure_utc(end)
     if end <= start:
         raise ValueError(f"--to {end.isoformat()} must be after --from {start.isoformat()}")
-    span_us = (end - start) // _MICRO
-    origin_us = (start - _EPOCH) // _MICRO
+    span_us = (end - start) // MICROSECOND
+    origin_us = to_micros(start)
     blocks = []
     for item in tokens:
-        step_us = item.spec.step_seconds * 1_000_000
+        step_us = item.spec.step_seconds * MICROS_PER_SECOND
         count = -(-span_us // step_us)  # ceil: the points strictly before `end`
         path = RandomWalkPath(item.spec, start, derive_seed(seed, "walk", item.key))
         path.at(start + (count - 1) * item.spec.step_seconds * timedelta(seconds=1))

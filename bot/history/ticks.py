@@ -10,13 +10,13 @@ other databases go through `add_price_ticks` in chunks. Each tick keeps its row'
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.clock import EPOCH, MICROSECOND
 from bot.journal import Journal, JournalError, PriceTickRow
 from bot.journal.db import write_engine
 from bot.journal.models import PriceTick
@@ -24,8 +24,6 @@ from bot.paper.core.series import SeriesBlock
 
 __all__ = ["store_block"]
 
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-_MICRO: Final = timedelta(microseconds=1)
 _CHUNK: Final = 5000
 
 
@@ -37,7 +35,7 @@ def store_block(journal: Journal, block: SeriesBlock) -> tuple[int, int]:
     Raises:
         JournalError: read-only or closed journal, or the write failed.
     """
-    times = [_EPOCH + int(us) * _MICRO for us in block.times_us]
+    times = [EPOCH + int(us) * MICROSECOND for us in block.times_us]  # from_micros, inlined
     sources = block.sources()
     if journal.engine.dialect.name != "sqlite":
         inserted = duplicates = 0

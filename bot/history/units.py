@@ -1,32 +1,24 @@
-"""Command-line values: durations (`30s`, `5m`, `1h`), name lists, `TOKEN=VALUE` pairs."""
+"""Command-line values: durations (`30s`, `5m`, `1h`, `1 day`), name lists, `TOKEN=VALUE` pairs."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from decimal import Decimal
-from typing import Final
 
 from bot.aptos.address import split_names
+from bot.duration import parse_duration
 from bot.money import parse_decimal
 
 __all__ = ["parse_seconds", "parse_token_values"]
 
-_UNITS: Final = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86_400}
-_PATTERN: Final = re.compile(r"(\d+)\s*([smhd]?)")
-
 
 def parse_seconds(text: str, *, field: str = "duration") -> int:
-    """Whole seconds of `30s`, `5m`, `1h`, `1d` or `60`; at least one second.
+    """Whole seconds of a duration (`30s`, `5m`, `1h`, `1 day`, `60`): `bot.duration`.
 
     Raises:
-        ValueError: naming `field` and the text, for anything else.
+        ValueError: one line naming `field` and the text, for anything else.
     """
-    match = _PATTERN.fullmatch(text.strip().lower())
-    seconds = int(match.group(1)) * _UNITS[match.group(2)] if match else 0
-    if seconds < 1:
-        raise ValueError(f"{field}: expected e.g. 30s, 5m, 1h or seconds ≥ 1, got {text!r}")
-    return seconds
+    return parse_duration(text, field=field).seconds
 
 
 def parse_token_values(items: Iterable[str], *, field: str) -> dict[str, Decimal]:

@@ -12,6 +12,7 @@ from typing import Any, Final
 from sqlmodel import Session, col
 from sqlmodel import select as sm_select
 
+from bot.domain import OrderKind
 from bot.journal import canon
 from bot.journal.base import JournalBase
 from bot.journal.errors import JournalError
@@ -30,7 +31,7 @@ from bot.journal.views import (
 
 __all__ = ["ORDER_KINDS", "OrdersMixin"]
 
-ORDER_KINDS: Final = frozenset({"dca", "limit"})
+ORDER_KINDS: Final = frozenset(OrderKind)
 
 
 class OrdersMixin(JournalBase):

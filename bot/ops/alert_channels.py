@@ -21,10 +21,10 @@ import httpx
 from pydantic import SecretStr
 
 from bot import __version__
-from bot.api.resilience import parse_retry_after
 from bot.config import AlertSettings
 from bot.logging import REDACTED, register_secret
 from bot.money import format_decimal
+from bot.retry import parse_retry_after
 from bot.secrets import SecretFileError, read_secret_file
 
 __all__ = [
@@ -42,6 +42,9 @@ __all__ = [
 USER_AGENT: Final = f"aptos-dca-bot/{__version__} alerts"
 TELEGRAM_MAX_TEXT: Final = 4096
 """Telegram refuses longer messages (in UTF-16 units; we cut in characters, with margin)."""
+_RETRY_AFTER_LIMIT_SECONDS: Final = 3600.0
+"""A receiver's Retry-After is read up to an hour (the delivery waits at most
+`DeliveryTuning.retry_after_cap` of it)."""
 
 
 class AlertConfigError(ValueError):
@@ -68,13 +71,20 @@ class Channel(Protocol):
         """POST the alert; transport errors propagate (the caller retries)."""
         ...
 
-    def retry_after(self, response: httpx.Response) -> float | None:
-        """Seconds the server asked us to wait (429/503), if it said."""
+    def retry_after(self, response: httpx.Response, now: datetime) -> float | None:
+        """Seconds the server asked us to wait (429/503), if it said (a date: from `now`)."""
         ...
 
     def problem(self, response: httpx.Response) -> str:
         """What a refusing server said, when it is safe to log ("" if nothing)."""
         ...
+
+
+def _retry_after_header(response: httpx.Response, now: datetime) -> float | None:
+    """The answer's `Retry-After` in seconds (a date: from `now`), if it has a usable one."""
+    return parse_retry_after(
+        response.headers.get("retry-after"), now=now, limit=_RETRY_AFTER_LIMIT_SECONDS
+    )
 
 
 def iso_utc(moment: datetime) -> str:
@@ -115,9 +125,9 @@ class WebhookChannel:
         """POST the JSON body to the webhook URL."""
         return await client.post(self._url.get_secret_value(), json=self.body(alert))
 
-    def retry_after(self, response: httpx.Response) -> float | None:
+    def retry_after(self, response: httpx.Response, now: datetime) -> float | None:
         """The `Retry-After` header, if any."""
-        return parse_retry_after(response.headers.get("retry-after"))
+        return _retry_after_header(response, now)
 
     def problem(self, response: httpx.Response) -> str:
         """Nothing: an unknown relay's answer might echo its own URL."""
@@ -156,9 +166,9 @@ class TelegramChannel:
         url = f"{self._api_url}/bot{self._token.get_secret_value()}/sendMessage"
         return await client.post(url, json=self.body(alert))
 
-    def retry_after(self, response: httpx.Response) -> float | None:
+    def retry_after(self, response: httpx.Response, now: datetime) -> float | None:
         """`Retry-After`, or Telegram's own `parameters.retry_after` in the JSON body."""
-        header = parse_retry_after(response.headers.get("retry-after"))
+        header = _retry_after_header(response, now)
         if header is not None:
             return header
         try:

@@ -18,6 +18,7 @@ from typing import Final, Protocol
 from bot.chain.errors import ForeignSigner
 from bot.clock import Clock
 from bot.config import AlertSettings
+from bot.domain import CAP_RULES
 from bot.engine.actions import describe
 from bot.engine.engine import TickReport
 from bot.engine.events import (
@@ -42,10 +43,6 @@ __all__ = [
     "OrderLookup",
 ]
 
-CAP_RULES: Final = frozenset(
-    {"per-transaction cap", "daily spend cap", "strategy budget", "max open orders"}
-)
-"""The risk rules (`bot.engine.risk.RiskRefusal.rule`) that are caps, hence alerts."""
 REPEAT_AFTER: Final = timedelta(hours=1)
 """The same strategy error, or the same cap of the same strategy, is re-sent after this."""
 LOW_APT_REPEAT: Final = timedelta(hours=6)

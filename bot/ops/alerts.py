@@ -13,7 +13,9 @@
 * `build_alerter(settings, clock)` — the alerter of `[alerts]` (no channel: sends nothing).
 
 Alert times come from the injected `Clock`; delivery pacing (rate windows, back-off) runs
-on monotonic real time, like asyncio itself.
+on monotonic real time, like asyncio itself, and a Retry-After date is read against the
+injected real wall clock (`wall_clock`: the alert clock may be simulated). The back-off is
+`bot.retry.Backoff`, configured by `DeliveryTuning`.
 """
 
 from __future__ import annotations
@@ -31,8 +33,7 @@ from typing import Final
 
 import httpx
 
-from bot.api.resilience import Backoff
-from bot.clock import Clock
+from bot.clock import Clock, RealClock
 from bot.config import ALERT_EVENT_NAMES, AlertSettings
 from bot.logging import get_logger, redact
 from bot.ops.alert_channels import (
@@ -43,6 +44,7 @@ from bot.ops.alert_channels import (
     build_channels,
     field_text,
 )
+from bot.retry import Backoff, Jitter
 
 __all__ = [
     "ALERT_KINDS",
@@ -108,7 +110,19 @@ class DeliveryTuning:
     backoff_base: float = 1.0
     backoff_cap: float = 60.0
     retry_after_cap: float = 120.0
-    """A server's Retry-After longer than this is not waited for in full."""
+    """A server's Retry-After longer than this is not waited for in full (a shorter one
+    never shortens the back-off)."""
+
+    def backoff(self, rng: Jitter | None = None) -> Backoff:
+        """The retry policy these numbers configure."""
+        return Backoff(
+            self.backoff_base,
+            self.backoff_cap,
+            rng,
+            retry_after_cap=self.retry_after_cap,
+            retry_after_jitter=0.0,
+            at_least_backoff=True,
+        )
 
 
 class _Lane:
@@ -123,7 +137,8 @@ class _Lane:
         clock: Clock,
         monotonic: Callable[[], float],
         sleep: Sleep,
-        rng: random.Random,
+        rng: Jitter,
+        wall_clock: Clock,
     ) -> None:
         self.channel = channel
         self.stats = AlertStats()
@@ -135,7 +150,8 @@ class _Lane:
         self._clock = clock
         self._monotonic = monotonic
         self._sleep = sleep
-        self._backoff = Backoff(tuning.backoff_base, tuning.backoff_cap, rng)
+        self._backoff = tuning.backoff(rng)
+        self._wall = wall_clock
         self._window_start: float | None = None
         self._in_window = 0
         self._suppressed = 0
@@ -266,12 +282,10 @@ class _Lane:
                         "alerts.rejected", kind=alert.kind, reason=reason, attempts=attempt
                     )
                     return False
-                retry_after = self.channel.retry_after(response)
+                retry_after = self.channel.retry_after(response, self._wall.now())
             if attempt == attempts:
                 break
-            delay = self._backoff.delay(attempt)
-            if retry_after is not None:
-                delay = max(delay, min(retry_after, self._tuning.retry_after_cap))
+            delay = self._backoff.delay(attempt, retry_after)
             self._log.debug(
                 "alerts.retry", kind=alert.kind, reason=reason, attempt=attempt, delay=delay
             )
@@ -300,7 +314,8 @@ class Alerter:
         tuning: DeliveryTuning | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         sleep: Sleep = asyncio.sleep,
-        rng: random.Random | None = None,
+        rng: Jitter | None = None,
+        wall_clock: Clock | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock
@@ -317,6 +332,7 @@ class Alerter:
                 monotonic=monotonic,
                 sleep=sleep,
                 rng=jitter,
+                wall_clock=wall_clock or RealClock(),
             )
             for channel in build_channels(settings)
         ]

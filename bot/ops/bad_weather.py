@@ -26,12 +26,12 @@ from bot.api.errors import (
     ServerError,
 )
 from bot.chain.errors import MalformedNodeResponse, NodeError, NodeUnavailable
-from bot.chain.wire import backoff_delay
 from bot.clock import Clock, RealClock
 from bot.logging import get_logger, redact
 from bot.ops.heartbeat import iso
 from bot.ops.notify import Notifier
 from bot.ops.status_file import DaemonStatus, write_status
+from bot.retry import Backoff
 
 __all__ = [
     "BACKOFF_CAP_SECONDS",
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 BACKOFF_CAP_SECONDS: Final = 60.0
-_BASE_SECONDS: Final = 1.0
+_BACKOFF: Final = Backoff(base=1.0, cap=BACKOFF_CAP_SECONDS)
 _WEATHER: Final = (
     NotSent,
     OutcomeUnknown,
@@ -86,7 +86,7 @@ async def until_reachable(
             if not is_bad_weather(exc):
                 raise
             failures += 1
-            delay = backoff_delay(failures, None, BACKOFF_CAP_SECONDS, base=_BASE_SECONDS)
+            delay = _BACKOFF.delay(failures)
             reason = redact(f"{what}: {exc}")
             log.warning("daemon.degraded", reason=reason, retry_in_seconds=round(delay, 1))
             on_down(reason, delay)

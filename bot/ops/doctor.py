@@ -20,23 +20,25 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.api import GetOrdersRequest, OrderFilter, PanoraClient
+from bot.api import OrderFilter, PanoraClient
 from bot.api.client import ClientStats
 from bot.api.errors import ApiError, NotSent, Unauthorized, UnexpectedStatus
+from bot.api.paging import iter_orders
 from bot.api.tokens import fetch_token_book
 from bot.aptos.address import Address
 from bot.aptos.tokens import Token, TokenBook, TokenLookupError
 from bot.chain import ChainError, ChainIdMismatch, KeyFileError, LedgerInfo, NodeClient, NodeError
 from bot.chain.keys import ENV_VARIABLE, account_address, load_private_key
 from bot.clock import Clock
-from bot.config import Settings, WalletSettings, param_strings
+from bot.config import Settings, WalletSettings
+from bot.domain import OrderKind
 from bot.engine.plugins import PluginError, build_strategies
-from bot.engine.strategy import Strategy
+from bot.engine.strategy import Strategy, needed_tokens
 from bot.journal import Journal, JournalError, current_revision, head_revision
 from bot.journal.db import sqlite_file
 from bot.journal.migrate import unknown_revision
@@ -356,8 +358,8 @@ def check_unknown_fields(stats: ClientStats) -> CheckResult:
 
 
 def referenced_tokens(strategies: Iterable[Strategy], book: TokenBook) -> list[Token]:
-    """The tokens named in the strategies' parameters, as the engine finds them."""
-    names = (text for s in strategies for text in sorted(param_strings(s.params.model_dump())))
+    """The tokens the strategies declare (`tokens()`), as the engine finds them."""
+    names = (name for s in strategies for name in sorted(needed_tokens(s)))
     return list(book.tokens_named(names).values())
 
 
@@ -459,16 +461,11 @@ class Doctor:
         if wallet is None:
             return _skip(name, "no wallet address (no key loaded, [wallet].address unset)")
         counts = []
-        kinds: tuple[tuple[Literal["dca", "limit"], str], ...] = (
-            ("dca", "DCA"),
-            ("limit", "limit"),
-        )
+        kinds = ((OrderKind.DCA, "DCA"), (OrderKind.LIMIT, "limit"))
         for kind, label in kinds:
-            request = GetOrdersRequest(
-                chain_id=self.client.chain_id, wallet=wallet, status=OrderFilter.ACTIVE
-            )
+            pages = iter_orders(self.client, kind, wallet, OrderFilter.ACTIVE, max_pages=1)
             try:
-                page = await self.client.get_orders(kind, request)
+                page = await anext(aiter(pages))
             except ApiError as exc:
                 return _fail(name, f"cannot list {label} orders: {exc}")
             more = "+" if page.total_pages > 1 else ""

@@ -18,9 +18,8 @@ from bot import __version__
 from bot.aptos.address import Address
 from bot.aptos.tokens import TokenBook
 from bot.chain import NodeClient
+from bot.domain import LIVE_ORDER_STATUSES, OrderStatus
 from bot.engine.engine import StrategyStats
-from bot.engine.strategy import LIVE_ORDER_STATUSES
-from bot.engine.tracker import MISSING
 from bot.journal import Journal
 from bot.logging import get_logger
 from bot.money import format_decimal, from_base_units
@@ -50,7 +49,7 @@ def open_order_count(journal: Journal, wallet: str | None) -> int:
 
 def missing_order_count(journal: Journal, wallet: str | None) -> int:
     """The wallet's orders the provider no longer lists (`missing`: live, not ended)."""
-    return len(journal.orders(status=[MISSING], wallet=wallet))
+    return len(journal.orders(status=[OrderStatus.MISSING], wallet=wallet))
 
 
 UNSETTLED_AFTER: Final = timedelta(minutes=15)

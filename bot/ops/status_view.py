@@ -31,9 +31,9 @@ from bot.aptos.address import Address, AddressError
 from bot.aptos.tokens import TokenBook
 from bot.clock import parse_utc
 from bot.config import Settings
+from bot.domain import LIVE_ORDER_STATUSES
 from bot.engine import risk
 from bot.engine.risk import RiskChecker
-from bot.engine.strategy import LIVE_ORDER_STATUSES
 from bot.engine.wallet_lock import WalletLock, lock_dir
 from bot.journal import Journal, JournalError
 from bot.money import format_decimal

@@ -12,7 +12,10 @@ The "after" kinds are the dangerous ones for a client: the request *was* applied
 The node face has read faults of its own (`NodeReadFaults`, from `[paper.node]`): a
 `by_hash` 404 for a transaction the node holds, committed or pending (`by_hash_404`: a
 pruned or load-balanced node), and an account read or account transaction listing answered
-from an older ledger state, headers included (`stale_account`: a lagging node).
+from an older ledger state, headers included (`stale_account`: a lagging node). Tests
+also arm them deterministically: the next N account reads stale (`stale_next`), an
+account listing that shows nothing (`listing_empty`: an index gap) or answers 500
+(`listing_error`: a node run without that index).
 """
 
 from __future__ import annotations
@@ -94,6 +97,12 @@ class NodeReadFaults:
     by_hash_404: float = 0.0
     stale_account: float = 0.0
     seed: int = 11
+    stale_next: int = 0
+    """Deterministic: the next this many account reads (or listings) are stale."""
+    listing_empty: bool = False
+    """The account transaction listing answers `[]`."""
+    listing_error: bool = False
+    """The account transaction listing answers 500."""
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)  # noqa: S311 - simulation, not crypto
@@ -101,6 +110,10 @@ class NodeReadFaults:
 
     def draw(self, kind: NodeReadFault) -> bool:
         """True when this read of `kind` lies (no draw at all while the kind is off)."""
+        if kind is NodeReadFault.STALE_ACCOUNT and self.stale_next > 0:
+            self.stale_next -= 1
+            self.counts[kind] += 1
+            return True
         probability = self.by_hash_404 if kind is NodeReadFault.BY_HASH_404 else self.stale_account
         if probability <= 0 or self._rng.random() >= probability:
             return False

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal, localcontext
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from bot.aptos.tokens import Token
+from bot.domain import OrderKind
 from bot.money import format_decimal
 from bot.paper.core.dca import DcaOrder
 from bot.paper.core.limit import LimitOrder
@@ -57,9 +58,7 @@ class OrderRenderer:
                 rate = rate.scaleb(num.decimals - den.decimals)
         return format_decimal(rate)
 
-    def order(
-        self, kind: Literal["dca", "limit"], order: OrderState, *, with_details: bool
-    ) -> dict[str, Any]:
+    def order(self, kind: OrderKind, order: OrderState, *, with_details: bool) -> dict[str, Any]:
         """The wire record of one order."""
         if isinstance(order, DcaOrder):
             record = self._dca(order)

@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 
 from bot.aptos.address import Address, AddressError, split_names
 from bot.aptos.tokens import Token
+from bot.domain import FINAL_STATUSES, PROVIDER_LIVE_STATUSES, TIME_PERIODS, OrderKind
 from bot.money import MoneyError, parse_decimal, to_base_units, truncate_places
 from bot.paper.core.ledger import InsufficientFunds
 from bot.paper.core.market import PaperMarket
@@ -30,11 +31,7 @@ from bot.paper.token_list import listed_tokens
 
 __all__ = ["PaperService"]
 
-OrderKind = Literal["dca", "limit"]
 _FEE_ADDRESS_RE: Final = re.compile(r"^0x[0-9a-fA-F]{64}$")
-_ACTIVE: Final = frozenset({"active", "partially_filled"})
-_COMPLETED: Final = frozenset({"filled", "cancelled", "refunded", "expired"})
-PERIODS: Final = ("minute", "hour", "day", "week", "month")
 
 
 def _bad(message: str) -> HttpError:
@@ -262,8 +259,8 @@ class PaperService:
 
     @staticmethod
     def _period(field: str, value: object) -> str:
-        if value not in PERIODS:
-            raise _bad(f"{field} must be one of {', '.join(PERIODS)}")
+        if value not in TIME_PERIODS:
+            raise _bad(f"{field} must be one of {', '.join(TIME_PERIODS)}")
         return str(value)
 
     @staticmethod
@@ -424,7 +421,7 @@ class PaperService:
             raise HttpError(404, f"order not found: {order_id}")
         if owner is not None and owner != order.owner:
             raise HttpError(404, f"order not found for this wallet: {order_id}")
-        if order.status not in _ACTIVE:
+        if order.status not in PROVIDER_LIVE_STATUSES:
             raise _bad(f"order {order_id} is {order.status}, not active")
         if self.escrow_style == "onchain":
             return {
@@ -447,7 +444,13 @@ class PaperService:
         status = body.get("status")
         if status not in (None, "active", "completed"):
             raise _bad("status must be active or completed")
-        wanted = _ACTIVE if status == "active" else _COMPLETED if status == "completed" else None
+        wanted = (
+            PROVIDER_LIVE_STATUSES
+            if status == "active"
+            else FINAL_STATUSES
+            if status == "completed"
+            else None
+        )
         limit = self._whole("limit", body.get("limit", 50))
         if limit > 1000:
             raise _bad("limit must be at most 1000")

@@ -3,7 +3,7 @@
 Used by `bot paper serve` (over loopback), by the bot's in-process paper mode
 (`httpx.ASGITransport`, no sockets) and by tests. A snapshot file keeps the world across
 restarts of `bot paper serve` and of a daemon whose world is embedded (by default beside
-its journal, `bot.cli.runtime.embedded_snapshot`).
+its journal, `bot.app.runtime.embedded_snapshot`).
 """
 
 from __future__ import annotations

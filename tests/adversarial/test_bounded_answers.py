@@ -1,6 +1,6 @@
 """Bounded answers: a hostile provider cannot exhaust memory, stall a request or crash a parse.
 
-Against a real HTTP server on 127.0.0.1 (`hostile_answers.HostileProvider`): a body far
+Against a real HTTP server on 127.0.0.1 (`tests/support/hostile_answers.py`): a body far
 over `max_response_bytes` (streamed, announced, or a gzip bomb), a slow-loris answer that
 trickles a byte every 0.2 s, and JSON nested 100,000 levels deep. Reads get
 `MalformedResponse` (a timeout: `OutcomeUnknown`) and are retried within `max_attempts`;
@@ -28,7 +28,7 @@ from bot.api import (
     PanoraClient,
     SwapRequest,
 )
-from tests.adversarial.hostile_answers import (
+from tests.support.hostile_answers import (
     Answer,
     HostileProvider,
     MiB,

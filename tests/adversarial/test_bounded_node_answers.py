@@ -1,8 +1,9 @@
 """The node's answers are bounded too: size while streaming, a deadline per exchange.
 
-The same hostile loopback server as the provider's (`hostile_answers.py`), answering as a
-node: a read that never ends or trickles is unavailable (retried, each attempt bounded);
-a submission whose answer is lost that way is an unknown outcome, never resent.
+The same hostile loopback server as the provider's (tests/support/hostile_answers.py),
+answering as a node: a read that never ends or trickles is unavailable (retried, each
+attempt bounded); a submission whose answer is lost that way is an unknown outcome, never
+resent.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 
 from bot.chain.errors import NodeUnavailable, SubmitOutcomeUnknown
 from bot.chain.node import NodeClient
-from tests.adversarial.hostile_answers import Answer, HostileProvider, MiB
+from tests.support.hostile_answers import Answer, HostileProvider, MiB
 from tests.support.loopback import serve
 
 LIMIT = 256 * 1024

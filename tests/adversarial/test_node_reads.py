@@ -17,13 +17,13 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from bot.chain import TxOutcome
+from bot.chain import Signer, TxOutcome
 from bot.engine.actions import Swap
 from bot.engine.executor import Executor
 from bot.engine.reconcile import Reconciler
 from bot.engine.recorder import JournalRecorder
 from bot.paper.faults import NodeReadFault, NodeReadFaults
-from tests.support.tampering import WALLET, HostileRig, hostile_rig
+from tests.support.tampering import KEY, WALLET, HostileRig, hostile_rig
 
 SECONDS_PER_POLL = 5
 
@@ -37,9 +37,11 @@ async def lying_node(
     stale_seconds: float = 30.0,
     lose_first: int = 0,
     foreign_first: int = 0,
+    recorder: type[JournalRecorder] = JournalRecorder,
 ) -> AsyncIterator[HostileRig]:
     """The hostile rig, its node given read faults; each poll of the signer moves the
-    paper clock on `SECONDS_PER_POLL` seconds (so expirations pass)."""
+    paper clock on `SECONDS_PER_POLL` seconds (so expirations pass). The signer records
+    through `recorder`."""
     async with hostile_rig(tmp_path) as r:
         chain = r.world.chain
         chain.settings = replace(
@@ -51,8 +53,8 @@ async def lying_node(
         r.world.node_api.read_faults = NodeReadFaults(
             by_hash_404=by_hash_404, stale_account=stale_account, seed=5
         )
-        signer = r.executor.signer
-        assert signer is not None
+        old = r.executor
+        assert old.signer is not None
         clock = r.world.market.clock
 
         async def ledger_moves(seconds: float) -> None:
@@ -60,10 +62,27 @@ async def lying_node(
                 clock.advance(timedelta(seconds=SECONDS_PER_POLL))
             await asyncio.sleep(0)
 
-        signer.sleep = ledger_moves
-        signer.settings = replace(
-            signer.settings, poll_interval_seconds=1.0, first_poll_delay_seconds=0.5
+        signer = Signer(
+            r.node,
+            KEY,
+            old.signer.policy,
+            recorder(r.journal, clock),
+            sleep=ledger_moves,
+            settings=replace(
+                old.signer.settings, poll_interval_seconds=1.0, first_poll_delay_seconds=0.5
+            ),
         )
+        executor = Executor(
+            journal=r.journal,
+            client=r.client,
+            clock=clock,
+            wallet=WALLET,
+            tokens=r.world.market.tokens.book,
+            signer=signer,
+            reference=old.reference,
+            limits=old.limits,
+        )
+        r = replace(r, executor=executor)
         r.snapshot(WALLET)
         yield r
 
@@ -203,18 +222,8 @@ async def test_reconciling_a_swap_whose_hash_the_node_404s_confirms_it(tmp_path:
     # The signer died before writing the outcome; every by_hash answer is a 404. With the
     # grace period over, the old rule ("not found, past the expiration") failed the intent
     # and the strategy could swap again; the account's sequence number says it committed.
-    async with lying_node(tmp_path, by_hash_404=1.0) as r:
-        executor = Executor(
-            journal=r.journal,
-            client=r.client,
-            clock=r.world.market.clock,
-            wallet=WALLET,
-            tokens=r.world.market.tokens.book,
-            signer=r.executor.signer,
-            recorder=DiesBeforeTheOutcome(r.journal, r.world.market.clock),
-            limits=r.executor.limits,
-        )
-        result = await executor.execute("s1", swap())
+    async with lying_node(tmp_path, by_hash_404=1.0, recorder=DiesBeforeTheOutcome) as r:
+        result = await r.executor.execute("s1", swap())
         assert result.state == "unknown" and tx_states(r, result.intent_id) == ["signed"]
         r.world.market.clock.advance(timedelta(hours=1))  # past the expiration and the grace
         reconciler = Reconciler(

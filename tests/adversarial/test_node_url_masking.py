@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.adversarial.hostile_answers import Receive, Send
 from tests.support.cli import run_bot
+from tests.support.hostile_answers import Receive, Send
 from tests.support.loopback import closed_port, serve
 
 PATH_TOKEN = "TOKEN123abcDEF456"

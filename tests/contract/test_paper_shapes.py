@@ -2,7 +2,7 @@
 
 The paper world runs on uvicorn on 127.0.0.1; its raw answers are compared with the real
 bodies (and, where only a form exists, the SDK 1.3.1 form) of `fixtures/` by
-`tests.contract.shape`. Paths the evidence marks optional (`?` in the SDK's types) may be
+`tests.support.shape`. Paths the evidence marks optional (`?` in the SDK's types) may be
 absent on either side; nothing else is excused. Where the paper world differs today the
 test is a strict xfail naming the issue item: it fails loudly once the paper world is fixed.
 """
@@ -19,9 +19,9 @@ import pytest
 from bot.config import PaperFunding, PaperSettings
 from bot.money import loads_exact
 from bot.paper.world import PaperWorld, build_world
-from tests.contract.evidence import fixture_exact
-from tests.contract.shape import compare
+from tests.support.evidence import fixture_exact
 from tests.support.loopback import serve
+from tests.support.shape import compare
 
 APT = "0x1::aptos_coin::AptosCoin"
 USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"

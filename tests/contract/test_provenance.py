@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.contract.evidence import FIXTURES, PROVENANCE
+from tests.support.evidence import FIXTURES, PROVENANCE
 
 
 def test_every_fixture_is_listed_in_the_provenance_table_and_nothing_else_is() -> None:

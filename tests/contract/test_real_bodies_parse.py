@@ -20,8 +20,8 @@ from bot.api.models import (
     TxData,
 )
 from bot.chain.policy import ROUTER_FUNCTION
-from tests.contract.client_capture import capturing_client, unknown_fields
-from tests.contract.evidence import fixture, fixture_exact
+from tests.support.client_capture import capturing_client, unknown_fields
+from tests.support.evidence import fixture, fixture_exact
 
 APT = "0x1::aptos_coin::AptosCoin"
 USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from bot.api import RequestRuleError, SwapRequest
-from tests.contract.client_capture import KEY, capturing_client
-from tests.contract.evidence import fixture, request_form
+from tests.support.client_capture import KEY, capturing_client
+from tests.support.evidence import fixture, request_form
 
 APT = "0x1::aptos_coin::AptosCoin"
 USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"

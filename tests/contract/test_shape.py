@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from tests.contract.shape import Difference, compare, shape
+from tests.support.shape import Difference, compare, shape
 
 
 def test_shape_names_keys_array_elements_and_json_types() -> None:

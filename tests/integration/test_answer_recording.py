@@ -1,6 +1,6 @@
 """Recording the provider's answers (`[api].record_answers_dir`) over a real loopback server.
 
-The client is made by `bot.cli.runtime.connect` for a live config pointed at the scripted
+The client is made by `bot.app.runtime.connect` for a live config pointed at the scripted
 provider stub on 127.0.0.1, so the wiring is what runs in production.
 """
 
@@ -32,7 +32,7 @@ from bot.api import (
 from bot.api.answer_check import check_answers, load_answers
 from bot.api.answer_files import answer_files
 from bot.api.recording import WALLET_PLACEHOLDER, recording_transport
-from bot.cli.runtime import connect
+from bot.app.runtime import connect
 from bot.clock import SteppedClock
 from bot.config import ApiSettings, JournalSettings, Settings, WalletSettings
 from tests.support.loopback import serve

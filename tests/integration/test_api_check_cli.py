@@ -25,7 +25,7 @@ from bot.api import (
     SwapRequest,
 )
 from bot.api.answer_files import answer_files
-from bot.cli.runtime import connect
+from bot.app.runtime import connect
 from bot.config import ApiSettings, Settings, WalletSettings
 from tests.support.cli import ROOT, run_bot
 from tests.support.loopback import serve

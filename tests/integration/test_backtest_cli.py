@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -17,25 +17,11 @@ from bot.cli import app
 from bot.cli.backtest_cmd import parse_schedule
 from bot.config import Schedule
 from strategies.recurring_dca import RecurringDcaParams
+from tests.support.backtest_inputs import APT, DCA, T0, USDC, window, write_series
 from tests.support.cli import run_bot as bot
 
 ROOT = Path(__file__).resolve().parents[2]
-APT = "0x1::aptos_coin::AptosCoin"
-USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
-DCA = "from_token=USDC,to_token=APT,amount_per_order=10,orders=4,interval=1 hour"
 CREDIT_HINT = "Panora"
-
-
-def write_series(path: Path, apt: list[str], step: timedelta = timedelta(minutes=30)) -> Path:
-    """A price file in the one series format: APT as given, USDC at 1, every `step`."""
-    lines = ["timestamp,token,symbol,usdPrice"]
-    for i, price in enumerate(apt):
-        at = (T0 + i * step).isoformat().replace("+00:00", "Z")
-        lines.append(f"{at},{APT},APT,{price}")
-        lines.append(f"{at},{USDC},USDC,1")
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 @pytest.fixture
@@ -43,11 +29,6 @@ def series(tmp_path: Path) -> Path:
     # Eight hours of half-hourly prices: 5, 4, 5, 10, … (a DCA slice every hour).
     prices = ["5", "4.5", "4", "4.5", "5", "8", "10", "9", "8", "8", "8", "8", "8", "8", "8", "8"]
     return write_series(tmp_path / "prices.csv", prices)
-
-
-def window(hours: int = 6) -> list[str]:
-    end = T0 + timedelta(hours=hours)
-    return ["--from", T0.isoformat(), "--to", end.isoformat()]
 
 
 # ── the options, checked before anything runs ─────────────────────────────────────────

@@ -27,15 +27,15 @@ from bot.backtest.runner import run_backtest_async
 from bot.backtest.spec import BacktestSpec
 from bot.config import RiskSettings, StrategyEntry
 from bot.engine.brokers import LiveBroker
-from bot.engine.engine import Engine
+from bot.engine.live_ports import live_engine
 from bot.engine.plugins import build_strategy
 from bot.engine.risk import RiskChecker
 from bot.engine.scheduling import Driver, Job, make_trigger
 from bot.engine.tracker import OrderTracker
 from bot.money import to_base_units
 from bot.paper.core.orders import OrderState
+from harness.paper_signing import fixed_key
 from tests.support.paper_rig import PaperRig, paper_rig
-from tests.support.paper_signing import fixed_key
 
 KEY = fixed_key("backtest-parity")
 APT = "0x1::aptos_coin::AptosCoin"
@@ -100,7 +100,7 @@ async def run_paper(
     book = rig.world.market.tokens.book
     clock = rig.clock
     tracker = OrderTracker(rig.client, rig.journal, clock, rig.wallet)
-    engine = Engine(
+    engine = live_engine(
         client=rig.client,
         journal=rig.journal,
         clock=clock,

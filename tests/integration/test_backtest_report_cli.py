@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from bot.backtest.report import format_price
-from tests.integration.test_backtest_cli import APT, DCA, window, write_series
+from tests.support.backtest_inputs import APT, DCA, window, write_series
 from tests.support.cli import run_bot as bot
-from tests.unit.backtest.html_tables import read_page
+from tests.support.html_tables import read_page
 
 LADDER = (
     "sell_token=USDC,buy_token=APT,rungs=3,spacing_percent=5,amount_per_rung=50,"

@@ -1,6 +1,6 @@
 """Chaos, short: the daemon SIGKILLed ten times while it trades, then audited.
 
-The same code as `bench/chaos_kill.py` (tests/support/chaos.py), with 10 kills instead of
+The same code as `bench/chaos_kill.py` (harness/chaos.py), with 10 kills instead of
 200: a served paper world and `bot run` with all five built-in strategies as real
 processes, killed at random moments, mid-request, mid-transaction and at failpoints,
 restarted each time; then the journal is compared with the world. A second, in-process
@@ -18,10 +18,10 @@ import pytest
 from bot.engine.actions import CreateLimit
 from bot.engine.tracker import OrderTracker
 from bot.money import to_base_units
-from tests.support.audit import audit
-from tests.support.chaos import ChaosOptions, run_chaos
+from harness.audit import audit
+from harness.chaos import ChaosOptions, run_chaos
+from harness.paper_signing import address_of, fixed_key
 from tests.support.paper_rig import paper_rig
-from tests.support.paper_signing import address_of, fixed_key
 
 
 @pytest.mark.chaos

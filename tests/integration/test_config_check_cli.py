@@ -58,8 +58,9 @@ CASES = {
     ),
     "bad period": (
         ('interval = "1 day"', 'interval = "1 hr"'),
-        "strategy 'weekly-apt' (recurring_dca): params.interval: '1 hr' is not a period: use a "
-        "whole number ≥ 1 and one of minute, hour, day, week, month (e.g. '1 day') (got '1 hr')",
+        "strategy 'weekly-apt' (recurring_dca): params.interval: '1 hr' is not a duration: use "
+        "a whole number ≥ 1 and a unit (s, m, h, d, w, or second, minute, hour, day, week, "
+        "month), e.g. '6h' or '1 day' (got '1 hr')",
     ),
     "cap on an unknown token": (
         ('per_transaction_caps = { USDC = "500"', 'per_transaction_caps = { USDCC = "500"'),

@@ -48,8 +48,8 @@ import httpx
 import pytest
 
 from bot.journal import Journal
+from harness.paper_signing import address_of, fixed_key
 from tests.support.paper_server import PAPER_KEY, ROOT, paper_serve
-from tests.support.paper_signing import address_of, fixed_key
 
 LABEL = "crash-windows"
 WALLET = address_of(fixed_key(LABEL))

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from bot.api import SwapRequest
+from bot.app.runtime import Runtime
 from bot.chain import new_key_file
-from bot.cli.runtime import Runtime
 from bot.config import load_settings
 from bot.engine.actions import CancelLimit, CreateDca, CreateLimit
 from bot.engine.tracker import OrderTracker

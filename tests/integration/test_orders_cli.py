@@ -58,7 +58,7 @@ def bot(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 async def create_order(config: Path, rate: Decimal = Decimal(1000), key: str = "l-1") -> str:
-    from bot.cli.runtime import Runtime
+    from bot.app.runtime import Runtime
 
     runtime = await Runtime.open(load_settings(config))
     async with runtime:
@@ -162,7 +162,7 @@ def test_cancel_while_the_daemon_holds_the_wallet_goes_through_the_daemon(
         )
 
         async def serve_commands() -> int:
-            from bot.cli.runtime import Runtime
+            from bot.app.runtime import Runtime
 
             runtime = await Runtime.open(settings)
             async with runtime:

@@ -38,7 +38,7 @@ def write_config(tmp_path: Path, extra: str = "") -> Path:
 
 async def trade(config: Path) -> dict[str, str]:
     """Two limit orders at the paper start, one filling; then two paper hours of polls."""
-    from bot.cli.runtime import Runtime
+    from bot.app.runtime import Runtime
     from bot.engine.tracker import OrderTracker
 
     runtime = await Runtime.open(load_settings(config))

@@ -13,7 +13,7 @@ import pytest
 from bot.clock import SteppedClock
 from bot.config import PaperFunding, PaperNodeSettings, PaperSettings
 from bot.paper.world import PaperWorld, build_world
-from tests.support.paper_signing import BCS, address_of, build_signed, fixed_key
+from harness.paper_signing import BCS, address_of, build_signed, fixed_key
 
 KEY = fixed_key("paper-node-tests")
 WALLET = address_of(KEY)

@@ -9,7 +9,7 @@ from pydantic import SecretStr
 
 from bot.api import PanoraClient
 from bot.api.tokens import fetch_token_book
-from tests.contract.client_capture import unknown_fields
+from tests.support.client_capture import unknown_fields
 from tests.support.paper_server import PAPER_KEY, paper_serve, write_config
 
 APT = "0x1::aptos_coin::AptosCoin"

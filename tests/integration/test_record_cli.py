@@ -119,11 +119,14 @@ def test_real_time_recording_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
 def test_usage_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     cfg = str(config(tmp_path))
     cases = [
-        (["record", "--every", "0"], "--every: expected e.g. 30s, 5m, 1h or seconds"),
+        (["record", "--every", "0"], "--every: '0' is not a duration: use a whole number"),
         (["record", "--tokens", "APT,NOPE"], "--tokens: unknown token 'NOPE'"),
         (["record", "--no-journal"], "nothing to record to"),
         (["record", "--out", "p.txt"], "the file must end in .csv or .parquet"),
-        (["series", "synth", "--out", "s.csv", "--step", "fast"], "--step: expected"),
+        (
+            ["series", "synth", "--out", "s.csv", "--step", "fast"],
+            "--step: 'fast' is not a duration",
+        ),
         (["series", "synth", "--out", "s.csv", "--tokens", "NOPE"], "give its coin type"),
         (
             ["series", "synth", "--out", "s.csv", "--from", "2026-01-02", "--to", "2026-01-01"],

@@ -340,9 +340,10 @@ def test_the_session_really_used_the_secrets(session: Session) -> None:
     with sqlite3.connect(session.folder / "bot.db") as db:
         signed = db.execute("SELECT count(*) FROM transactions").fetchone()[0]
     assert signed >= 1
-    assert session.codes["once, killed before submit"] == -signal.SIGKILL, session.outputs[
-        "once, killed before submit stdout"
-    ][-1500:] + session.outputs["once, killed before submit stderr"][-1500:]
+    assert session.codes["once, killed before submit"] == -signal.SIGKILL, (
+        session.outputs["once, killed before submit stdout"][-1500:]
+        + session.outputs["once, killed before submit stderr"][-1500:]
+    )
     assert session.codes["once, node down"] != 0
     assert session.codes["keys address"] == 0 and session.codes["prices"] == 0
 

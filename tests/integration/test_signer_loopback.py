@@ -32,8 +32,8 @@ from bot.chain import (
 from bot.chain.errors import ForeignSigner, WalletPaused
 from bot.chain.policy import ROUTER_FUNCTION
 from bot.chain.settings import SignerSettings
+from harness.paper_signing import BCS, address_of, build_signed, fixed_key
 from tests.support.paper_server import PAPER_KEY, paper_serve
-from tests.support.paper_signing import BCS, address_of, build_signed, fixed_key
 
 KEY = fixed_key("signer-loopback")
 WALLET = address_of(KEY)

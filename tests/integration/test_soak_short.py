@@ -1,6 +1,6 @@
 """Fault soak, short: a simulated day and a half of heavy faults against the daemon.
 
-The same code as `bench/soak.py --faults heavy` (tests/support/soak.py), over ~30 real
+The same code as `bench/soak.py --faults heavy` (harness/soak.py), over ~30 real
 seconds instead of 10 minutes: 20% of provider requests fail (429, 500, timeouts, dropped
 connections after the request was applied, malformed bodies) and 20% of transaction
 submissions (mempool full, lost). The daemon must survive every one of them, and every
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.soak import SoakOptions, run_soak
+from harness.soak import SoakOptions, run_soak
 
 
 @pytest.mark.chaos

@@ -1,8 +1,8 @@
 """All five built-in strategies for three simulated days against a served paper world.
 
 `bot paper serve` runs in a subprocess on a stepped clock with on-chain order style. The
-bot side is `bot run`'s own engine and jobs (`run_cmd.build_engine`,
-`run_cmd.trading_jobs`: strategy ticks on their triggers, tracker polls, the command
+bot side is `bot run`'s own engine and jobs (`bot.app.build.build_engine`,
+`build.trading_jobs`: strategy ticks on their triggers, tracker polls, the command
 queue), but on its own `SteppedClock`
 started at the served world's time; the driver's `on_time` hook moves the served world to
 the same moment (POST /paper/v1/advance) before the jobs due then run. Every decision a
@@ -24,9 +24,9 @@ from typing import Any
 import httpx
 import pytest
 
+from bot.app import build
+from bot.app.runtime import Runtime
 from bot.chain import new_key_file
-from bot.cli import run_cmd
-from bot.cli.runtime import Runtime
 from bot.clock import SteppedClock, parse_utc
 from bot.config import load_settings
 from bot.engine.executor import Executor
@@ -34,7 +34,7 @@ from bot.engine.reconcile import Reconciler
 from bot.engine.scheduling import Driver
 from bot.engine.strategy import Action, CancelLimit, Context, CreateLimit, Strategy, Swap
 from bot.journal import Journal
-from tests.support.five_strategies import five_strategies_toml
+from harness.five_strategies import five_strategies_toml
 from tests.support.paper_server import PAPER_KEY, paper_serve
 
 DAYS = 3
@@ -168,7 +168,7 @@ async def test_five_strategies_for_three_days(served: Served) -> None:
             signer=opened.signer,
         )
         runtime = dataclasses.replace(opened, clock=clock, executor=executor)
-        engine = run_cmd.build_engine(runtime, settings, dry_run=False)
+        engine = build.build_engine(runtime, settings, dry_run=False)
         assert len(engine.strategies) == 5
         for name, strategy in engine.strategies.items():
             record(strategy, seen.setdefault(name, []))
@@ -190,7 +190,7 @@ async def test_five_strategies_for_three_days(served: Served) -> None:
             node=runtime.node,
         ).run()
         await engine.start()
-        jobs = run_cmd.trading_jobs(engine, settings, runtime, dry_run=False)
+        jobs = build.trading_jobs(engine, settings, runtime, dry_run=False)
         assert sorted(j.name for j in jobs) == sorted(
             [*(f"strategy:{n}" for n in engine.strategies), "tracker", "commands", "reconcile"]
         )

@@ -16,7 +16,7 @@ from pydantic import SecretStr
 
 from bot.api import PanoraClient, ServerError, Unauthorized
 from bot.api.tokens import fetch_token_book
-from tests.contract.evidence import fixture
+from tests.support.evidence import fixture
 from tests.support.loopback import serve
 from tests.support.provider_stub import APT, USDC_FA, ProviderStub, Reply
 

@@ -14,35 +14,38 @@ is polled twice in a row. Whatever it sees, the tracker:
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-import structlog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import SecretStr, ValidationError
+from pydantic import ValidationError
 
-from bot.api import PanoraClient
 from bot.api.models import DcaOrder, LimitOrder
 from bot.clock import SteppedClock
-from bot.engine.tracker import OrderTracker, PollReport
-from bot.journal import Journal, JournalError, OrderSnapshot
+from bot.journal import Journal, JournalError
 from bot.money import loads_exact
 from tests.support.json_strategies import (
-    APT,
-    USDC,
     WALLET,
     ScriptedApi,
     any_records,
     dumps,
     junk,
+)
+from tests.support.tracker_rig import (
+    MAX_ACTIVE_PAGES,
+    MAX_COMPLETED_PAGES,
+    Run,
+    limit_page,
+    make_tracker,
+    poll,
+    record,
+    rig,
+    snapshot,
 )
 
 FUZZ = settings(
@@ -52,8 +55,6 @@ FUZZ = settings(
 )
 KINDS = ("dca", "limit")
 FILTERS = ("active", "completed")
-MAX_ACTIVE_PAGES = 6
-MAX_COMPLETED_PAGES = 4
 
 
 @dataclass
@@ -139,28 +140,11 @@ def shown(snapshot: Snapshot, kind: str, *, first_poll: bool) -> set[str]:
     return ids
 
 
-@dataclass
-class Run:
-    """One poll's report and what it logged."""
-
-    report: PollReport
-    logs: list[dict[str, Any]] = field(default_factory=list)
-
-    def logged(self, event: str) -> list[dict[str, Any]]:
-        return [e for e in self.logs if e["event"] == event]
-
-
 def check_counts(run: Run) -> None:
     """Every record skipped, observation refused and unknown status is logged and counted."""
     assert len(run.logged("api.record_rejected")) == run.report.rejected_records
     assert len(run.logged("tracker.observation_refused")) == run.report.refused_observations
     assert len(run.logged("tracker.unknown_status")) == run.report.unknown_statuses
-
-
-def poll(tracker: OrderTracker) -> Run:
-    with structlog.testing.capture_logs() as logs:
-        report = asyncio.run(tracker.poll())
-    return Run(report, logs)
 
 
 def history(journal: Journal) -> dict[tuple[str, str], list[tuple[str | None, str]]]:
@@ -174,26 +158,6 @@ def history(journal: Journal) -> dict[tuple[str, str], list[tuple[str | None, st
 
 def fill_count(journal: Journal) -> int:
     return sum(len(journal.fills(o.kind, o.order_id)) for o in journal.orders())
-
-
-def make_tracker(app: ScriptedApi, journal: Journal, clock: SteppedClock) -> OrderTracker:
-    client = PanoraClient(
-        base_url="http://fuzz",
-        api_key=SecretStr("fuzz-key-0123"),
-        transport=httpx.ASGITransport(app=app),
-        max_attempts=1,
-        rate_limit_per_second=1e6,
-        rate_limit_burst=10**6,
-    )
-    return OrderTracker(
-        client,
-        journal,
-        clock,
-        WALLET,
-        page_size=4,
-        max_active_pages=MAX_ACTIVE_PAGES,
-        max_completed_pages=MAX_COMPLETED_PAGES,
-    )
 
 
 @FUZZ
@@ -236,38 +200,6 @@ def test_whatever_the_provider_lists_the_tracker_keeps_a_clean_journal(
 
 
 # --- the cases the fuzzing found, as plain examples -------------------------------------------
-
-
-def limit_page(records: list[Any], total: Any = 1) -> str:
-    body = {"chainId": 1, "toWalletAddress": WALLET, "pageNumber": 1, "totalPages": total}
-    return dumps({**body, "orders": records})
-
-
-def rig(tmp_path: Path, handler: Any) -> tuple[OrderTracker, Journal]:
-    app = ScriptedApi()
-    app.handler = handler
-    journal = Journal.open(f"sqlite:///{tmp_path / 'bot.db'}")
-    tracker = make_tracker(app, journal, SteppedClock(datetime(2026, 1, 1, tzinfo=UTC)))
-    tracker.kinds = ("limit",)
-    return tracker, journal
-
-
-def record(order_id: str, status: str = "active", **fields: Any) -> dict[str, Any]:
-    base = {
-        "panoraTxId": order_id,
-        "fromToken": {"address": APT, "decimals": 8},
-        "toToken": {"address": USDC, "decimals": 6},
-        "status": status,
-        "fromTokenAmount": "10",
-        "rateToTokenPerFromToken": "6.5",
-    }
-    return base | fields
-
-
-def snapshot(order_id: str, **fields: Any) -> OrderSnapshot:
-    return OrderSnapshot(
-        "limit", order_id, WALLET, APT, USDC, "active", amount_total=Decimal(1), **fields
-    )
 
 
 def test_a_provider_repeating_its_page_forever_does_not_hold_the_tracker(tmp_path: Path) -> None:

@@ -43,20 +43,21 @@ from pydantic import SecretStr
 
 from bot.api import GetOrdersRequest, OrderFilter, PanoraClient
 from bot.aptos.address import FunctionId
-from bot.chain import InMemoryRecorder, NodeClient, Signer, SignerPolicy
+from bot.chain import NodeClient, Signer, SignerPolicy
 from bot.chain.policy import ROUTER_FUNCTION
 from bot.chain.settings import SignerSettings
 from bot.clock import RealClock
 from bot.engine.actions import Action, CreateDca, CreateLimit, Swap
 from bot.engine.executor import Executor
 from bot.engine.reconcile import Reconciler
+from bot.engine.recorder import JournalRecorder
 from bot.engine.tracker import OrderTracker, PollReport
 from bot.journal import Journal
 from bot.logging import configure_logging
 from bot.paper.core.modules import order_function
 from bot.paper.core.registry import PaperTokens
+from harness.paper_signing import address_of, fixed_key
 from tests.support.paper_server import PAPER_KEY
-from tests.support.paper_signing import address_of, fixed_key
 
 STRATEGY = "crash"
 USDC, APT = "USDC", "APT"
@@ -128,7 +129,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     journal = Journal.open(args.journal)
     try:
         if args.mode == "execute":
-            signer = Signer(node, key, _policy(), InMemoryRecorder(), settings=FAST)
+            recorder = JournalRecorder(journal, clock)
+            signer = Signer(node, key, _policy(), recorder, settings=FAST)
             executor = Executor(
                 journal=journal,
                 client=client,

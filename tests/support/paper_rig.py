@@ -20,16 +20,17 @@ from pydantic import SecretStr
 
 from bot.api import PanoraClient
 from bot.aptos.address import FunctionId
-from bot.chain import InMemoryRecorder, NodeClient, Signer, SignerPolicy
+from bot.chain import NodeClient, Signer, SignerPolicy
 from bot.chain.policy import ROUTER_FUNCTION
 from bot.chain.settings import SignerSettings
 from bot.clock import SteppedClock
 from bot.config import PaperFunding, PaperSettings
 from bot.engine.executor import Executor
+from bot.engine.recorder import JournalRecorder
 from bot.journal import Journal
 from bot.paper.core.modules import order_function
 from bot.paper.world import PaperWorld, build_world
-from tests.support.paper_signing import address_of
+from harness.paper_signing import address_of
 
 
 async def no_wait(seconds: float) -> None:
@@ -100,7 +101,7 @@ async def paper_rig(
         node,
         key,
         policy,
-        InMemoryRecorder(),
+        JournalRecorder(journal, world.market.clock),
         sleep=no_wait,
         settings=SignerSettings(poll_interval_seconds=0, first_poll_delay_seconds=0),
     )

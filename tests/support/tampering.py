@@ -23,19 +23,20 @@ from typing import Any
 from pydantic import SecretStr
 
 from bot.api import PanoraClient
-from bot.chain import InMemoryRecorder, NodeClient, Signer, SignerPolicy
+from bot.chain import NodeClient, Signer, SignerPolicy
 from bot.chain.policy import ROUTER_FUNCTION
 from bot.chain.settings import SignerSettings
 from bot.config import ChainSettings, PaperFunding, PaperSettings, RiskSettings
 from bot.engine.executor import Executor
+from bot.engine.recorder import JournalRecorder
 from bot.engine.reference import build_reference
 from bot.engine.swap_bounds import SwapLimits
 from bot.journal import Journal
 from bot.paper.core.modules import order_function
 from bot.paper.world import PaperWorld, build_world
+from harness.paper_signing import address_of, fixed_key
 from tests.support.json_strategies import RawJson, dumps
 from tests.support.loopback import serve
-from tests.support.paper_signing import address_of, fixed_key
 
 BodyEdit = Callable[[Any], Any]
 
@@ -147,14 +148,14 @@ async def hostile_rig(
             max_attempts=1,
         )
         node = NodeClient(url + "/v1", expected_chain_id=4)
+        journal = Journal.open(f"sqlite:///{tmp_path / 'bot.db'}")
         signer = Signer(
             node,
             KEY,
             policy,
-            InMemoryRecorder(),
+            JournalRecorder(journal, world.market.clock),
             settings=SignerSettings(poll_interval_seconds=0.01, first_poll_delay_seconds=0),
         )
-        journal = Journal.open(f"sqlite:///{tmp_path / 'bot.db'}")
         executor = Executor(
             journal=journal,
             client=client,

@@ -8,7 +8,8 @@ transactions wait in a per-account queue and commit in sequence-number order whe
 another transaction used is dropped. Execution runs the call (`execute.py`) inside a
 ledger savepoint: an abort undoes every effect but the gas. `simulate` runs the same code
 and undoes everything. Another signer of an account can be played (`commit_foreign`):
-its transaction uses the account's next number and does nothing else (`chain_history.py`).
+its transaction uses the account's next number and does nothing else (`chain_history.py`);
+so can a key rotated elsewhere (`rotate_key`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from bot.aptos.transactions import (
     transaction_hash,
     verify_signature,
 )
+from bot.clock import MICROS_PER_SECOND, to_micros
 from bot.paper.core.chain_history import ForeignTx
 from bot.paper.core.execute import Executor, TxEffects
 from bot.paper.core.market import PaperMarket
@@ -108,6 +110,16 @@ class NodeSettings:
     """Read fault: an account read (or listing) answers from an older ledger state."""
     stale_seconds: float = 30.0
     """How much ledger time a stale read lags."""
+    refuse_first: tuple[int, ...] = ()
+    """Deterministic, for tests: the first submissions are answered with these statuses,
+    one each (507 mempool full, 429 rate limited), and not applied."""
+    ledger_headers: bool = True
+    """False: answers carry no `X-Aptos-*` headers (a proxy that strips them)."""
+    gas_in_balance_changes: bool = False
+    """True: `balance_changes` count the gas fee in the sender's APT (as some nodes do)."""
+    router_pays_to: str | None = None
+    """Fault: the router pays the bought token to this address, whatever its recipient
+    argument says (a hostile or upgraded router contract)."""
 
 
 @dataclass
@@ -148,6 +160,7 @@ class PaperChain:
         self._rng = random.Random(self.settings.seed)  # noqa: S311 - simulation
         self.submitted = 0
         self.committed = 0
+        self.refused = 0
         self._answers_to_drop = self.settings.drop_first_answers
 
     # --- reads ----------------------------------------------------------------------------
@@ -155,7 +168,7 @@ class PaperChain:
     @property
     def ledger_timestamp_us(self) -> int:
         """The ledger timestamp in microseconds: the paper clock."""
-        return int(self.market.now.timestamp()) * 1_000_000 + self.market.now.microsecond
+        return to_micros(self.market.now)
 
     def account_exists(self, address: str) -> bool:
         """An account exists once it was funded or has sent a transaction."""
@@ -177,14 +190,16 @@ class PaperChain:
         return found
 
     def foreign_transaction(self, tx_hash: str) -> ForeignTx | None:
-        """A transaction another signer committed, by hash."""
-        return self.foreign.get(tx_hash.lower())
+        """A transaction another signer committed, by hash (None once pruned)."""
+        found = self.foreign.get(tx_hash.lower())
+        return None if found is None or found.pruned else found
 
-    def commit_foreign(self, sender: str) -> ForeignTx:
+    def commit_foreign(self, sender: str, *, pruned: bool = False) -> ForeignTx:
         """Another signer of `sender` commits a transaction with its next sequence number.
 
         It does nothing else (the paper world cannot know what it did; it costs no gas).
-        A transaction of ours waiting with that number can then never commit.
+        A transaction of ours waiting with that number can then never commit. `pruned`:
+        the node shows it nowhere (neither by hash nor in the account's listing).
         """
         number = self.sequence_number(sender)
         self.version += 1
@@ -196,11 +211,20 @@ class PaperChain:
             sequence_number=number,
             version=self.version,
             committed_at=now,
-            expiration=int(now.timestamp()) + 60,
+            expiration=to_micros(now) // MICROS_PER_SECOND + 60,
+            pruned=pruned,
         )
         self.foreign[record.hash] = record
         self.sequence[sender] = number + 1
         return record
+
+    def auth_key(self, address: str) -> str:
+        """`address`'s authentication key (as an address): its own unless rotated."""
+        return self.auth_keys.get(address, address)
+
+    def rotate_key(self, address: str, auth_key: str) -> None:
+        """The account's key was rotated elsewhere: only `auth_key` may sign for it now."""
+        self.auth_keys[address] = str(Address.parse(auth_key))
 
     def pending_count(self) -> int:
         """Transactions waiting in the mempool."""
@@ -232,11 +256,11 @@ class PaperChain:
         elif not verify_signature(signed):
             raise _validation("INVALID_SIGNATURE", INVALID_SIGNATURE)
         key_address = str(Address.from_bytes(AccountAddress.from_key(auth.public_key).address))
-        if key_address != sender:
+        if key_address != self.auth_key(sender):
             raise _validation("INVALID_AUTH_KEY", INVALID_AUTH_KEY)
         if raw.chain_id != self.settings.chain_id:
             raise _validation("BAD_CHAIN_ID", BAD_CHAIN_ID)
-        if raw.expiration_timestamps_secs * 1_000_000 <= self.ledger_timestamp_us:
+        if raw.expiration_timestamps_secs * MICROS_PER_SECOND <= self.ledger_timestamp_us:
             raise _validation("TRANSACTION_EXPIRED", TRANSACTION_EXPIRED)
         if not self.account_exists(sender):
             raise _validation("SENDING_ACCOUNT_DOES_NOT_EXIST", SENDING_ACCOUNT_DOES_NOT_EXIST)
@@ -257,6 +281,13 @@ class PaperChain:
     def submit(self, data: bytes) -> TxRecord:
         """Admit a signed transaction to the mempool (HTTP 202), or raise `NodeError`."""
         signed = self._decode(data)
+        refused = getattr(self, "refused", 0)  # snapshots before #17 have none
+        if refused < len(self.settings.refuse_first):
+            status = self.settings.refuse_first[refused]
+            self.refused = refused + 1
+            if status == 507:
+                raise NodeError(507, "mempool is full", "mempool_is_full")
+            raise NodeError(status, "too many requests", "rate_limited")
         tx_hash = transaction_hash(data)
         known = self._by_hash.get(tx_hash)
         if known is not None:
@@ -322,7 +353,7 @@ class PaperChain:
         for sender in list(self._pending):
             queue = self._pending[sender]
             for seq in sorted(queue):
-                expired = queue[seq].expiration * 1_000_000 <= self.ledger_timestamp_us
+                expired = queue[seq].expiration * MICROS_PER_SECOND <= self.ledger_timestamp_us
                 if expired or seq < self.sequence_number(sender):
                     # Expired before it could run, or its number used by another
                     # transaction: never executed.
@@ -339,7 +370,13 @@ class PaperChain:
 
     def _commit(self, record: TxRecord, now: datetime) -> None:
         raw = record.signed.transaction
-        effects = self.executor.run(record.sender, entry_function(record.signed), now, dry=False)
+        effects = self.executor.run(
+            record.sender,
+            entry_function(record.signed),
+            now,
+            dry=False,
+            pay_to=self.settings.router_pays_to,
+        )
         gas_fee = min(effects.gas_used, raw.max_gas_amount) * raw.gas_unit_price
         held = self.market.ledger.balance(record.sender, APT)
         self.market.ledger.transfer(APT, record.sender, GAS_ACCOUNT, min(gas_fee, held))
@@ -360,7 +397,9 @@ class PaperChain:
         signed = self._decode(data)
         sender = self._check(signed, simulation=True, estimate_max_gas=estimate_max_gas)
         now = self.market.now
-        effects = self.executor.run(sender, entry_function(signed), now, dry=True)
+        effects = self.executor.run(
+            sender, entry_function(signed), now, dry=True, pay_to=self.settings.router_pays_to
+        )
         return TxRecord(
             hash=transaction_hash(data),
             signed=signed,

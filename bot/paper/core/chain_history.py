@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
+from bot.clock import to_micros
+
 if TYPE_CHECKING:
     from bot.paper.core.chain import PaperChain, TxRecord
 
@@ -22,18 +24,12 @@ __all__ = [
     "ForeignTx",
     "LedgerView",
     "committed_of",
-    "micros",
     "sequence_as_of",
     "view_as_of",
 ]
 
 FOREIGN_FUNCTION: Final = "0x1::aptos_account::transfer"
 """What a foreign transaction's payload claims to call (it is not run)."""
-
-
-def micros(moment: datetime) -> int:
-    """Microseconds since the epoch of an aware datetime (exact, no float)."""
-    return int(moment.timestamp()) * 1_000_000 + moment.microsecond
 
 
 @dataclass(frozen=True)
@@ -46,6 +42,8 @@ class ForeignTx:
     version: int
     committed_at: datetime
     expiration: int
+    pruned: bool = False
+    """The node shows it nowhere (pruned): only the account's sequence number moved."""
 
 
 @dataclass(frozen=True)
@@ -56,25 +54,29 @@ class LedgerView:
     timestamp_us: int
 
 
-def _committed(chain: PaperChain) -> list[TxRecord | ForeignTx]:
+def _committed(chain: PaperChain, *, pruned: bool = True) -> list[TxRecord | ForeignTx]:
+    """Every committed transaction; without the pruned foreign ones unless `pruned`."""
     mine: list[TxRecord | ForeignTx] = [
         r for r in chain.transactions() if r.version is not None and r.committed_at is not None
     ]
-    return [*mine, *chain.foreign.values()]
+    return [*mine, *(f for f in chain.foreign.values() if pruned or not f.pruned)]
 
 
 def _at(record: TxRecord | ForeignTx) -> int:
     moment = record.committed_at
-    return micros(moment) if moment is not None else 0
+    return to_micros(moment) if moment is not None else 0
 
 
 def committed_of(
-    chain: PaperChain, address: str, *, as_of: LedgerView | None = None
+    chain: PaperChain, address: str, *, as_of: LedgerView | None = None, pruned: bool = False
 ) -> list[TxRecord | ForeignTx]:
-    """`address`'s committed transactions in sequence-number order (up to `as_of`)."""
+    """`address`'s committed transactions in sequence-number order (up to `as_of`).
+
+    Pruned ones (which a node no longer shows) only with `pruned`.
+    """
     found = [
         r
-        for r in _committed(chain)
+        for r in _committed(chain, pruned=pruned)
         if r.sender == address and (as_of is None or (r.version or 0) <= as_of.version)
     ]
     return sorted(found, key=lambda r: r.sequence_number)
@@ -89,5 +91,5 @@ def view_as_of(chain: PaperChain, lag_us: int) -> LedgerView:
 
 def sequence_as_of(chain: PaperChain, address: str, view: LedgerView) -> int:
     """`address`'s next sequence number in the ledger state `view`."""
-    numbers = [r.sequence_number for r in committed_of(chain, address, as_of=view)]
+    numbers = [r.sequence_number for r in committed_of(chain, address, as_of=view, pruned=True)]
     return max(numbers, default=-1) + 1

@@ -25,17 +25,13 @@ from aptos_sdk.transactions import EntryFunction
 
 from bot.aptos.address import Address
 from bot.aptos.codec import CodecError, decode_entry_function
+from bot.domain import PROVIDER_LIVE_STATUSES, ROUTER_FUNCTION, OrderKind
 from bot.paper.core.ledger import MARKET, InsufficientFunds, escrow_account
 from bot.paper.core.market import PaperMarket
 from bot.paper.core.modules import PAPER_ORDERS_ADDRESS, ModuleRegistry
 from bot.paper.core.orders import KEEPER_WALLET, OrderStateError, UnknownOrder
 from bot.paper.core.registry import UnknownToken
-from bot.paper.core.router import (
-    PLATFORM_FEE_RECEIVER,
-    ROUTER_FUNCTION,
-    RouterCall,
-    RouterFormatError,
-)
+from bot.paper.core.router import PLATFORM_FEE_RECEIVER, RouterCall, RouterFormatError
 from bot.paper.core.swaps import SlippageExceeded, SwapError, execute_swap
 
 __all__ = ["MARKET_ADDRESS", "Executor", "TxEffects"]
@@ -98,8 +94,19 @@ class Executor:
             "arguments": ["0x" + bytes(a).hex() for a in entry.args],
         }
 
-    def run(self, sender: str, entry: EntryFunction, now: datetime, *, dry: bool) -> TxEffects:
-        """Execute (or simulate, with `dry`) one call atomically."""
+    def run(
+        self,
+        sender: str,
+        entry: EntryFunction,
+        now: datetime,
+        *,
+        dry: bool,
+        pay_to: str | None = None,
+    ) -> TxEffects:
+        """Execute (or simulate, with `dry`) one call atomically.
+
+        `pay_to` (a fault): the router pays the bought token there, whatever the call says.
+        """
         module_address = str(Address.from_bytes(entry.module.address.address))
         name = entry.function
         gas = _GAS.get(name, 5) + sum(len(a) for a in entry.args) // 10
@@ -116,7 +123,7 @@ class Executor:
         saved = pools.snapshot()
         ledger.begin()
         try:
-            events = self._dispatch(function, sender, args, now, dry)
+            events = self._dispatch(function, sender, args, now, dry, pay_to)
         except _Abort as abort:
             ledger.rollback()
             pools.restore(saved)
@@ -130,10 +137,16 @@ class Executor:
         return TxEffects(True, SUCCESS, gas, events + _fa_events(changes), _render(changes))
 
     def _dispatch(
-        self, function: str, sender: str, args: list[Any], now: datetime, dry: bool
+        self,
+        function: str,
+        sender: str,
+        args: list[Any],
+        now: datetime,
+        dry: bool,
+        pay_to: str | None = None,
     ) -> list[dict[str, Any]]:
         if function == ROUTER_FUNCTION:
-            return self._swap(sender, args, now)
+            return self._swap(sender, args, now, pay_to)
         if function == "0x1::aptos_account::transfer":
             to = str(Address.parse(str(args[0])))
             try:
@@ -142,7 +155,7 @@ class Executor:
                 raise _Abort("0x1::coin", "EINSUFFICIENT_BALANCE", 0x10006, str(exc)) from None
             return []
         module, _, name = function.rpartition("::")
-        for kind in ("dca", "limit"):
+        for kind in OrderKind:
             if module == f"{PAPER_ORDERS_ADDRESS}::paper_{kind}":
                 if name == "deposit":
                     return self._deposit(kind, sender, str(args[0]), int(args[1]), now, dry)
@@ -150,7 +163,9 @@ class Executor:
                     return self._withdraw(kind, sender, str(args[0]), now, dry)
         raise _Abort(module, "EFUNCTION_NOT_SUPPORTED", 1, f"the paper node cannot run {function}")
 
-    def _swap(self, sender: str, args: list[Any], now: datetime) -> list[dict[str, Any]]:
+    def _swap(
+        self, sender: str, args: list[Any], now: datetime, pay_to: str | None = None
+    ) -> list[dict[str, Any]]:
         module = ROUTER_FUNCTION.rsplit("::", 1)[0]
         try:
             call = RouterCall.parse(args)
@@ -161,7 +176,7 @@ class Executor:
                 self.market.pools,
                 self.market.config.fees,
                 payer=sender,
-                recipient=call.recipient,
+                recipient=str(Address.parse(pay_to)) if pay_to else call.recipient,
                 sell=sell,
                 buy=buy,
                 at=now,
@@ -239,7 +254,7 @@ class Executor:
     ) -> list[dict[str, Any]]:
         module = f"{PAPER_ORDERS_ADDRESS}::paper_{kind}"
         engine, order = self._order(kind, order_id)
-        if order.owner != sender or order.status not in ("active", "partially_filled"):
+        if order.owner != sender or order.status not in PROVIDER_LIVE_STATUSES:
             raise _Abort(module, "E_BAD_WITHDRAW", 3, f"order {order_id} is {order.status}")
         refund = order.balance
         if dry:

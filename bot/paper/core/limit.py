@@ -48,6 +48,7 @@ from typing import ClassVar, Final
 
 from bot.aptos.tokens import Token
 from bot.clock import ensure_utc
+from bot.domain import PROVIDER_LIVE_STATUSES
 from bot.paper.core.events import ScheduledEvent
 from bot.paper.core.orders import (
     KEEPER_WALLET,
@@ -112,7 +113,7 @@ class LimitEngine(OrderEngineBase[LimitOrder]):
     """Creates, fills, expires and cancels limit orders."""
 
     kind: ClassVar[str] = "limit"
-    live_statuses: ClassVar[frozenset[str]] = frozenset({"active", "partially_filled"})
+    live_statuses: ClassVar[frozenset[str]] = PROVIDER_LIVE_STATUSES
 
     def _setup(self) -> None:
         self._heaps: dict[_Pair, list[tuple[Decimal, int, str]]] = {}

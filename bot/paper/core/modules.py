@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from bot.aptos.abi import ModuleAbi
 from bot.aptos.address import Address
-from bot.paper.core.router import ROUTER_MODULE_ADDRESS
+from bot.domain import ROUTER_MODULE_ADDRESS
 
 __all__ = [
     "APTOS_ACCOUNT_TRANSFER",

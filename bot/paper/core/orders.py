@@ -50,6 +50,7 @@ from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
 from bot.aptos.tokens import Token
 from bot.clock import ensure_utc
+from bot.domain import TIME_PERIODS, OrderStatus
 from bot.paper.core.events import EventQueue
 from bot.paper.core.ledger import Ledger, escrow_account
 from bot.paper.core.pools import PoolBook, same_token
@@ -57,7 +58,6 @@ from bot.paper.core.swaps import FeeSettings
 
 __all__ = [
     "KEEPER_WALLET",
-    "PERIODS",
     "TX_TYPES",
     "NotOwner",
     "OrderEngineBase",
@@ -74,7 +74,6 @@ __all__ = [
 
 KEEPER_WALLET: Final = "0x" + "ee" * 32
 """The executor wallet shown as `keeperWalletAddress` on limit fills."""
-PERIODS: Final = ("minute", "hour", "day", "week", "month")
 TX_TYPES: Final = ("created", "filled", "attempted", "failed", "cancelled")
 _BPS: Final = 10_000
 _PREC: Final = 40
@@ -150,7 +149,7 @@ def add_period(t: datetime, value: int, period: str) -> datetime:
         return t.replace(year=year, month=month, day=day)
     step = _FIXED.get(period)
     if step is None:
-        raise ValueError(f"unknown time period {period!r} (expected one of {PERIODS})")
+        raise ValueError(f"unknown time period {period!r} (expected one of {TIME_PERIODS})")
     return t + step * value
 
 
@@ -159,8 +158,8 @@ def check_period(spec: tuple[int, str], what: str, *, minimum: int = 1) -> tuple
     value, period = spec
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{what} value must be an int ≥ {minimum}, got {value!r}")
-    if period not in PERIODS:
-        raise ValueError(f"{what} period must be one of {PERIODS}, got {period!r}")
+    if period not in TIME_PERIODS:
+        raise ValueError(f"{what} period must be one of {TIME_PERIODS}, got {period!r}")
     return value, period
 
 
@@ -287,7 +286,7 @@ class OrderEngineBase(Generic[OrderT]):
     """Bookkeeping shared by the engines: ids, escrow, pending orders, listing, refunds."""
 
     kind: ClassVar[str] = "order"
-    live_statuses: ClassVar[frozenset[str]] = frozenset({"active"})
+    live_statuses: ClassVar[frozenset[str]] = frozenset({OrderStatus.ACTIVE})
     adverse_pct: Decimal = Decimal(0)  # also the value of engines pickled before it existed
 
     def __init__(

@@ -17,13 +17,13 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from itertools import groupby, pairwise, repeat
 from typing import Final
 
 from bot.aptos.tokens import Token, TokenLookupError, token_key
-from bot.clock import ensure_utc
+from bot.clock import MICROS_PER_SECOND, ensure_utc, from_micros, to_micros
 from bot.money import parse_decimal
 from bot.paper.core.registry import APT_COIN_TYPE, PaperTokens, UnknownToken, is_native_apt
 
@@ -38,8 +38,6 @@ __all__ = [
     "derive_seed",
 ]
 
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-_MICRO: Final = timedelta(microseconds=1)
 _YEAR_SECONDS: Final = Decimal(31_557_600)  # 365.25 days
 _CHUNK: Final = 1024  # random-walk steps generated at a time
 _CALC: Final = Context(prec=28)  # exponents, exp, ln
@@ -51,15 +49,6 @@ _LN_HIGH: Final = _CALC.ln(Decimal(50))
 
 class NoPrice(LookupError):
     """A token has no price at the asked time (before its path starts)."""
-
-
-def _to_us(moment: datetime) -> int:
-    """Exact integer microseconds since the POSIX epoch (naive datetimes refused)."""
-    return (ensure_utc(moment) - _EPOCH) // _MICRO
-
-
-def _from_us(us: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=us)
 
 
 def check_price(price: object) -> Decimal:
@@ -91,16 +80,16 @@ class PricePath:
     def __init__(self, times: Sequence[datetime], prices: Sequence[Decimal]) -> None:
         if len(times) != len(prices):
             raise ValueError(f"{len(times)} times but {len(prices)} prices")
-        self._us = [_to_us(t) for t in times]
+        self._us = [to_micros(t) for t in times]
         for earlier, later in pairwise(self._us):
             if later <= earlier:
-                raise ValueError(f"change points out of order at {_from_us(later).isoformat()}")
+                raise ValueError(f"change points out of order at {from_micros(later).isoformat()}")
         self._prices = [check_price(p) for p in prices]
 
     @property
     def times(self) -> list[datetime]:
         """The change points (of a random walk: those generated so far)."""
-        return [_from_us(self._time_us(i)) for i in range(self._len())]
+        return [from_micros(self._time_us(i)) for i in range(self._len())]
 
     @property
     def prices(self) -> list[Decimal]:
@@ -136,17 +125,17 @@ class PricePath:
 
     def at(self, moment: datetime) -> Decimal | None:
         """The price in force at `moment` (last point ≤ it); None before the first point."""
-        return self._at_us(_to_us(moment))
+        return self._at_us(to_micros(moment))
 
     def point_index(self, moment: datetime) -> int | None:
         """Index of the change point in force at `moment`; None before the first point."""
-        count = self._count_le(_to_us(moment))
+        count = self._count_le(to_micros(moment))
         return count - 1 if count else None
 
     def step_start(self, moment: datetime) -> datetime | None:
         """Time of the change point in force at `moment`; None before the first point."""
         index = self.point_index(moment)
-        return None if index is None else _from_us(self._time_us(index))
+        return None if index is None else from_micros(self._time_us(index))
 
     def anchor(self, moment: datetime) -> tuple[Hashable | None, Decimal | None]:
         """The price point in force at `moment`: an identity of it, and its price.
@@ -155,15 +144,15 @@ class PricePath:
         (here its start, `step_start`); (None, None) before the first point. A pool
         re-anchors when it changes.
         """
-        count = self._count_le(_to_us(moment))
+        count = self._count_le(to_micros(moment))
         if not count:
             return None, None
-        return _from_us(self._time_us(count - 1)), self._price(count - 1)
+        return from_micros(self._time_us(count - 1)), self._price(count - 1)
 
     def next_change_after(self, moment: datetime) -> datetime | None:
         """The first change point strictly after `moment`; None if there is none."""
-        us = self._next_us(_to_us(moment))
-        return None if us is None else _from_us(us)
+        us = self._next_us(to_micros(moment))
+        return None if us is None else from_micros(us)
 
     # Hook for paths that search whole windows at once (the backtester's array paths).
     def supports_crossing(self, den: PricePath) -> bool:
@@ -214,8 +203,8 @@ class RandomWalkPath(PricePath):
         super().__init__((), ())
         self.spec = spec
         self.origin = ensure_utc(origin)
-        self._origin_us = _to_us(origin)
-        self._step_us = spec.step_seconds * 1_000_000
+        self._origin_us = to_micros(origin)
+        self._step_us = spec.step_seconds * MICROS_PER_SECOND
         self._rng = random.Random(seed)  # noqa: S311 (a simulation, not cryptography)
         dt = _CALC.divide(Decimal(spec.step_seconds), _YEAR_SECONDS)
         sigma = spec.volatility_per_year
@@ -432,13 +421,13 @@ class PriceBook:
         usd(den). One walk over the merged change points of both paths in the window.
         """
         threshold = parse_decimal(threshold, allow_infinity=True, field="threshold")
-        after_us, until_us = _to_us(after), _to_us(until)
+        after_us, until_us = to_micros(after), to_micros(until)
         if threshold.is_infinite() or until_us <= after_us:
             return None
         paths = (self.series_for(num), self.series_for(den))
         if paths[0].supports_crossing(paths[1]):
             found = paths[0].crossing_us(paths[1], threshold, after_us, until_us)
-            return None if found is None else _from_us(found)
+            return None if found is None else from_micros(found)
         prices = [path._at_us(after_us) for path in paths]
         # ((time, price), side) of each change point of num (side 0) and den (side 1).
         tagged = [zip(p._changes(after_us, until_us), repeat(side)) for side, p in enumerate(paths)]
@@ -449,5 +438,5 @@ class PriceBook:
             if num_price is None or den_price is None:
                 continue
             if num_price >= _WIDE.multiply(threshold, den_price):
-                return _from_us(moment)
+                return from_micros(moment)
         return None

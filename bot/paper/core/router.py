@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from bot.aptos.address import Address
+from bot.domain import ROUTER_FUNCTION, ROUTER_MODULE_ADDRESS
 
 __all__ = [
     "FEE_FLAGS",
@@ -42,8 +43,6 @@ __all__ = [
     "build_router_txdata",
 ]
 
-ROUTER_MODULE_ADDRESS: Final = "0x1c3206329806286fd2223647c9f9b130e66baeb6d7224a18c1f642ffe48f3b4c"
-ROUTER_FUNCTION: Final = f"{ROUTER_MODULE_ADDRESS}::panora_swap::router_entry"
 PLATFORM_FEE_RECEIVER: Final = "0xd0b17bea776bb87b70b2fb2ca631014f0ca94fc1acde4b8ff1a763f4172aa6c4"
 """The provider's own fee wallet, where real calls without an integrator put argument 19."""
 FEE_FLAGS: Final = 11 * 10**15

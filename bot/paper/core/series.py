@@ -17,13 +17,13 @@ import csv
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from bot.aptos.tokens import token_key
-from bot.clock import ensure_utc
+from bot.clock import EPOCH, ensure_utc, from_micros
 from bot.money import format_decimal, parse_decimal
 from bot.paper.core.price_sources import add_source_column, check_source, read_source
 from bot.paper.core.prices import PricePath, check_price
@@ -52,7 +52,6 @@ __all__ = [
 
 REQUIRED_COLUMNS: Final = ("timestamp", "token", "usdPrice")
 _COLUMNS: Final = ("timestamp", "token", "symbol", "usdPrice", "nativePrice", "source")
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -92,10 +91,10 @@ def _parse_time(value: object) -> datetime:
     if isinstance(value, datetime):
         return ensure_utc(value)
     if isinstance(value, int) and not isinstance(value, bool):
-        return _EPOCH + timedelta(seconds=value)
+        return EPOCH + timedelta(seconds=value)
     text = str(value).strip()
     if text.removeprefix("-").isdigit():
-        return _EPOCH + timedelta(seconds=int(text))
+        return EPOCH + timedelta(seconds=int(text))
     return ensure_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
 
 
@@ -300,7 +299,7 @@ class SeriesBlock:
         """The block as rows (for appending to an existing file)."""
         return [
             SeriesRow(
-                _EPOCH + timedelta(microseconds=int(us)),
+                from_micros(int(us)),
                 self.token,
                 price,
                 self.symbol,

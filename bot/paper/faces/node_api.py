@@ -4,7 +4,9 @@ Routes, JSON shapes and error bodies (`{message, error_code, vm_error_code}`) fo
 real node; docs/paper-world.md ("The node") lists them. Before each request the market is
 synced to the clock and due transactions are committed. Seeded read faults
 (`bot.paper.faults.NodeReadFaults`, off by default) make `by_hash` 404 for transactions
-the node holds and account reads answer from an older ledger state, headers included.
+the node holds and account reads answer from an older ledger state, headers included, or
+the account listing show nothing or fail. `NodeSettings` can strip the `X-Aptos-*`
+headers and count gas in `balance_changes`, as some nodes do.
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ from typing import Any, Final
 
 from bot.aptos.address import Address, AddressError
 from bot.aptos.pyth import PYTH_FEEDS, PYTH_MAINNET, price_json, price_view_function
-from bot.paper.core.chain import NodeError, PaperChain, TxRecord
+from bot.clock import MICROS_PER_SECOND, to_micros
+from bot.paper.core.chain import APT, NodeError, PaperChain, TxRecord
 from bot.paper.core.chain_history import (
     FOREIGN_FUNCTION,
     ForeignTx,
     LedgerView,
     committed_of,
-    micros,
     sequence_as_of,
     view_as_of,
 )
@@ -86,6 +88,8 @@ class NodeApi:
 
     def _ledger_headers(self, view: LedgerView | None = None) -> dict[str, str]:
         """The ledger headers a real node sends on every answer (of `view`, when stale)."""
+        if not self.chain.settings.ledger_headers:
+            return {}
         version = view.version if view is not None else self.chain.version
         timestamp = view.timestamp_us if view is not None else self.chain.ledger_timestamp_us
         return {
@@ -102,10 +106,14 @@ class NodeApi:
             address = _address(m.group(1))
             view = None
             if self.read_faults.draw(NodeReadFault.STALE_ACCOUNT):
-                lag_us = int(self.chain.settings.stale_seconds * 1_000_000)
+                lag_us = int(self.chain.settings.stale_seconds * MICROS_PER_SECOND)
                 view = view_as_of(self.chain, lag_us)
             if m.re is _ACCOUNT:
                 return 200, self._account(address, view), view
+            if self.read_faults.listing_error:
+                raise NodeError(500, "the account transaction index is disabled", "internal_error")
+            if self.read_faults.listing_empty:
+                return 200, [], view
             return 200, self._account_transactions(address, request, view), view
         status, body = self._route(request)
         return status, body, None
@@ -184,7 +192,7 @@ class NodeApi:
         )
         return {
             "sequence_number": str(sequence),
-            "authentication_key": Address.parse(address).long,
+            "authentication_key": Address.parse(self.chain.auth_key(address)).long,
         }
 
     def _account_transactions(
@@ -243,7 +251,7 @@ class NodeApi:
         market = self.chain.market
         token = market.tokens.find(symbol)
         usd = market.prices.usd(token.address, market.now)
-        return price_json(usd, usd * _PYTH_CONFIDENCE, int(market.now.timestamp()))
+        return price_json(usd, usd * _PYTH_CONFIDENCE, to_micros(market.now) // MICROS_PER_SECOND)
 
     def _base_json(self, record: TxRecord) -> dict[str, Any]:
         raw = record.signed.transaction
@@ -280,12 +288,27 @@ class NodeApi:
             "events": [],
             "balance_changes": [],
             "changes": [],
-            "timestamp": str(micros(record.committed_at)),
+            "timestamp": str(to_micros(record.committed_at)),
             "committed_at": iso(record.committed_at),
         }
 
     def _pending_json(self, record: TxRecord) -> dict[str, Any]:
         return {"type": "pending_transaction", **self._base_json(record)}
+
+    def _balance_changes(self, record: TxRecord) -> list[dict[str, str]]:
+        """The paper node's net balance changes, with the gas fee when the settings say so."""
+        effects = record.effects
+        changes = list(effects.balance_changes) if effects is not None else []
+        if effects is None or not self.chain.settings.gas_in_balance_changes:
+            return changes
+        raw = record.signed.transaction
+        fee = min(effects.gas_used, raw.max_gas_amount) * raw.gas_unit_price
+        folded = [dict(c) for c in changes]
+        for change in folded:
+            if (change["account"], change["asset"]) == (record.sender, APT):
+                change["delta"] = str(int(change["delta"]) - fee)
+                return folded
+        return [*folded, {"account": record.sender, "asset": APT, "delta": str(-fee)}]
 
     def _committed_json(self, record: TxRecord) -> dict[str, Any]:
         effects, moment = record.effects, record.committed_at
@@ -299,8 +322,8 @@ class NodeApi:
             "vm_status": effects.vm_status,
             "gas_used": str(effects.gas_used),
             "events": effects.events,
-            "balance_changes": effects.balance_changes,
+            "balance_changes": self._balance_changes(record),
             "changes": [],
-            "timestamp": str(micros(moment)),
+            "timestamp": str(to_micros(moment)),
             "committed_at": iso(moment),
         }

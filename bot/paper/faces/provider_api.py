@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from bot.config import PaperSettings
+from bot.domain import OrderKind
 from bot.paper.faces.asgi import (
     HttpError,
     Receive,
@@ -87,12 +88,12 @@ class ProviderApi:
             ("GET", "/tokenlist"): service.token_list,
             ("GET", "/swap/quote"): lambda r: service.swap(r, with_tx_data=False),
             ("POST", "/swap"): lambda r: service.swap(r, with_tx_data=True),
-            ("POST", "/dca/v1/createOrder"): lambda r: service.create_order("dca", r),
-            ("POST", "/dca/v1/cancelOrder"): lambda r: service.cancel_order("dca", r),
-            ("POST", "/dca/v1/getOrders"): lambda r: service.get_orders("dca", r),
-            ("POST", "/limit/v1/createOrder"): lambda r: service.create_order("limit", r),
-            ("POST", "/limit/v1/cancelOrder"): lambda r: service.cancel_order("limit", r),
-            ("POST", "/limit/v1/getOrders"): lambda r: service.get_orders("limit", r),
+            ("POST", "/dca/v1/createOrder"): lambda r: service.create_order(OrderKind.DCA, r),
+            ("POST", "/dca/v1/cancelOrder"): lambda r: service.cancel_order(OrderKind.DCA, r),
+            ("POST", "/dca/v1/getOrders"): lambda r: service.get_orders(OrderKind.DCA, r),
+            ("POST", "/limit/v1/createOrder"): lambda r: service.create_order(OrderKind.LIMIT, r),
+            ("POST", "/limit/v1/cancelOrder"): lambda r: service.cancel_order(OrderKind.LIMIT, r),
+            ("POST", "/limit/v1/getOrders"): lambda r: service.get_orders(OrderKind.LIMIT, r),
             ("POST", "/paper/v1/fund"): service.admin_fund,
             ("GET", "/paper/v1/status"): service.admin_status,
             ("POST", "/paper/v1/advance"): service.admin_advance,

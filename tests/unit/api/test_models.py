@@ -25,6 +25,7 @@ from bot.api.models import (
     parse_wire_time,
 )
 from bot.api.wire import unprefix_keys
+from bot.domain import OrderStatus
 from bot.money import loads_exact
 from tests.support.fixtures import FIXTURES as SHARED_FIXTURES
 
@@ -494,5 +495,5 @@ def test_parse_wire_time_garbage_is_none(value: object) -> None:
 def test_order_filter_values_kept_apart_from_statuses() -> None:
     assert {f.value for f in OrderFilter} == {"active", "completed"}
     assert "completed" not in DCA_STATUSES | LIMIT_STATUSES
-    assert all(type(s) is str for s in DCA_STATUSES | LIMIT_STATUSES)
+    assert all(type(s) is OrderStatus for s in DCA_STATUSES | LIMIT_STATUSES)
     assert not any(isinstance(s, OrderFilter) for s in DCA_STATUSES | LIMIT_STATUSES)

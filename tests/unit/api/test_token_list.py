@@ -17,8 +17,8 @@ import pytest
 from bot.api.answer_check import Answer, check_answers
 from bot.api.token_list import TokenListRecord
 from bot.api.tokens import token_of
-from tests.contract.client_capture import capturing_client, unknown_fields
-from tests.contract.evidence import fixture, fixture_exact, request_form
+from tests.support.client_capture import capturing_client, unknown_fields
+from tests.support.evidence import fixture, fixture_exact, request_form
 
 APT = "0x1::aptos_coin::AptosCoin"
 USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"

@@ -20,13 +20,12 @@ from bot.backtest.runner import BacktestError, run_backtest
 from bot.backtest.spec import BacktestSpec
 from bot.config import StrategyEntry
 from bot.engine.plugins import load_plugin
+from tests.support.backtest_inputs import DEEP, FREE, dca
 
 APT = "0x1::aptos_coin::AptosCoin"
 USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 HOUR = timedelta(hours=1)
-DEEP = Decimal(10**12)
-FREE = {"fee_bps": 0, "platform_fee_bps": 0, "keeper_fee_bps": 0}
 D = Decimal
 
 PLUGINS = '''
@@ -111,23 +110,6 @@ def prices(tmp_path: Path, apt: list[tuple[float, str]], usdc: str | None = "1")
     path = tmp_path / "prices.csv"
     path.write_text("\n".join(lines) + "\n")
     return path
-
-
-def dca(orders: int = 4, every: int = 4 * 3600, **params: Any) -> StrategyEntry:
-    """A recurring DCA of 10 USDC an hour; it ticks every 4 hours (no renewal in 3 h)."""
-    return StrategyEntry(
-        name="dca",
-        plugin="recurring_dca",
-        schedule={"interval_seconds": every},
-        params={
-            "from_token": "USDC",
-            "to_token": "APT",
-            "amount_per_order": "10",
-            "orders": orders,
-            "interval": "1 hour",
-            **params,
-        },
-    )
 
 
 def run(entry: StrategyEntry, series: Path, hours: float, **options: Any) -> BacktestResult:

@@ -37,8 +37,8 @@ from bot.money import format_decimal
 from bot.paper.core.prices import PriceBook, PricePath
 from bot.paper.core.registry import PaperTokens
 from bot.paper.core.series import load_series
-from tests.unit.backtest.test_metrics import USDC as USDC_KEY
-from tests.unit.backtest.test_metrics import buy, make_result, sell
+from tests.support.backtest_results import USDC as USDC_KEY
+from tests.support.backtest_results import buy, make_result, sell
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 T0_US = int(T0.timestamp()) * 1_000_000

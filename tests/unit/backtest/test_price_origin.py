@@ -25,8 +25,8 @@ from bot.backtest.runner import PROVIDER_CREDIT, run_backtest
 from bot.backtest.spec import BacktestSpec
 from bot.journal import Journal, PriceTickRow
 from bot.paper.core.series import SeriesRow, write_series
-from tests.unit.backtest.test_backtest_cases import DEEP, FREE, dca
-from tests.unit.backtest.test_metrics import four_slice_dca
+from tests.support.backtest_inputs import DEEP, FREE, dca
+from tests.support.backtest_results import four_slice_dca
 
 APT = "0x1::aptos_coin::AptosCoin"
 USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"

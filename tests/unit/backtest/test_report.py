@@ -15,7 +15,7 @@ from bot.backtest.metrics import compute_metrics, with_no_bounds
 from bot.backtest.page import write_report_files
 from bot.backtest.progress import ProgressBar, progress_for
 from bot.backtest.report import build_report, load_report, summary_table, to_jsonable, write_json
-from tests.unit.backtest.test_metrics import APT, T0, USDC, buy, four_slice_dca, make_result
+from tests.support.backtest_results import APT, T0, USDC, buy, four_slice_dca, make_result
 
 CREDIT = "Price data by Panora (panora.exchange)"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -26,35 +26,19 @@ from bot.backtest.charts import (
 from bot.backtest.metrics import compute_metrics, drawdown_series
 from bot.backtest.page import TABLE_ROWS, report_page, write_report_files
 from bot.backtest.report import build_report, report_title
-from bot.backtest.result import BacktestOrder, BacktestResult
 from bot.backtest.trades import trade_rows
-from tests.unit.backtest.html_tables import read_page
-from tests.unit.backtest.test_metrics import APT, HOUR, T0, USDC, buy, four_slice_dca, make_result
-from tests.unit.backtest.test_metrics import sell as sell_back
+from tests.support.backtest_results import (
+    HOUR,
+    T0,
+    buy,
+    four_slice_dca,
+    ladder_result,
+    make_result,
+)
+from tests.support.html_tables import read_page
 
 D = Decimal
 pytest.importorskip("matplotlib")
-
-
-def ladder_result() -> BacktestResult:
-    """Four limit rungs (filled, cancelled, expired, open), a sell back and a skipped slice."""
-    orders = [
-        BacktestOrder("limit", "l-1", T0, USDC, APT, D(100), "filled", T0 + HOUR, rate=D("0.25")),
-        BacktestOrder(
-            "limit", "l-2", T0, USDC, APT, D(100), "cancelled", T0 + 2 * HOUR, D(100), D("0.3125")
-        ),
-        BacktestOrder(
-            "limit", "l-3", T0, USDC, APT, D(100), "expired", T0 + 3 * HOUR, D(100), D("0.4"),
-            expire_at=T0 + 3 * HOUR,
-        ),
-        BacktestOrder("limit", "l-4", T0 + HOUR, USDC, APT, D(100), "active", None, rate=D("0.5")),
-    ]  # fmt: skip
-    fills = [
-        buy(1, "100", "25", "4", fee="0.3", kind="limit", order_id="l-1"),
-        sell_back(2, "10", "50", "5", fee="0.01"),
-        buy(3, "0", "0", "10", skipped=True, order_id="dca-9"),
-    ]
-    return make_result(fills, ["5", "4", "5", "10"], orders, strategy="ladder")
 
 
 # ── the trade table ───────────────────────────────────────────────────────────────────

@@ -21,9 +21,8 @@ from bot.backtest.quoting import pair_view, report_convention
 from bot.backtest.report import format_price, summary_rows, summary_table
 from bot.backtest.result import BacktestOrder, BacktestResult
 from bot.backtest.trades import trade_rows
-from tests.unit.backtest.html_tables import read_page
-from tests.unit.backtest.test_metrics import APT, HOUR, T0, USDC, make_result, sell
-from tests.unit.backtest.test_report_page import ladder_result
+from tests.support.backtest_results import APT, HOUR, T0, USDC, ladder_result, make_result, sell
+from tests.support.html_tables import read_page
 
 D = Decimal
 pytest.importorskip("matplotlib")

@@ -21,7 +21,7 @@ from bot.backtest.sweep import (
     ranking_table,
     run_sweep,
 )
-from tests.unit.backtest.test_metrics import buy, make_result
+from tests.support.backtest_results import buy, make_result
 
 
 def fake_backtest(pid_dir: Path, params: dict[str, Any]) -> BacktestResult:

@@ -13,8 +13,8 @@ from bot.backtest.metrics import compute_metrics
 from bot.backtest.progress import PER_RUN_LINES, SweepProgress
 from bot.backtest.sweep import RANKINGS, SweepRow, rank, run_one
 from bot.backtest.sweep_report import BestRun, sweep_warnings, write_sweep_report
-from tests.unit.backtest.html_tables import read_page
-from tests.unit.backtest.test_metrics import buy, make_result
+from tests.support.backtest_results import buy, make_result
+from tests.support.html_tables import read_page
 
 D = Decimal
 

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 import structlog
 
-from tests.unit.chain.support import Harness, make_harness
+from harness.paper_chain import ChainRig, chain_rig
 
 
 @pytest.fixture(autouse=True)
@@ -22,7 +22,8 @@ def _restore_logging() -> Iterator[None]:
 
 
 @pytest.fixture
-async def harness() -> AsyncIterator[Harness]:
-    h = make_harness()
+async def harness() -> AsyncIterator[ChainRig]:
+    """The signer against a fresh paper world (`harness.paper_chain`)."""
+    h = chain_rig()
     yield h
     await h.close()

@@ -4,12 +4,14 @@ import pytest
 from aptos_sdk import ed25519
 
 from bot.chain.errors import InvalidTxData
-from tests.unit.chain.fake_node import FakeNode
-from tests.unit.chain.support import (
+from harness.paper_chain import (
+    KEY,
     OTHER,
     SENDER,
-    Harness,
-    make_harness,
+    ChainRig,
+    chain_rig,
+    default_policy,
+    load_fixture,
     router_txdata,
     swap_intent,
 )
@@ -24,7 +26,7 @@ def no_signing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_dry_run_decodes_simulates_and_signs_nothing(
-    harness: Harness, no_signing: None
+    harness: ChainRig, no_signing: None
 ) -> None:
     h = harness
     report = await h.signer.dry_run(router_txdata(), swap_intent())
@@ -41,7 +43,7 @@ async def test_dry_run_decodes_simulates_and_signs_nothing(
     assert report.arguments[16].value == ["1000"]
     assert report.simulation is not None and report.simulation.success
     assert report.notes == () and not report.refused
-    assert h.fake.submissions == [] and h.recorder.events == []
+    assert h.wire.submissions == [] and h.recorder.events == []
     assert h.signer.allocator.in_flight == frozenset()
     text = "\n".join(report.lines())
     assert "arg15 (address) = " in text and "simulation: success" in text
@@ -49,7 +51,7 @@ async def test_dry_run_decodes_simulates_and_signs_nothing(
 
 
 async def test_dry_run_reports_refusals_instead_of_raising(
-    harness: Harness, no_signing: None
+    harness: ChainRig, no_signing: None
 ) -> None:
     h = harness
     transfer = {
@@ -61,27 +63,32 @@ async def test_dry_run_reports_refusals_instead_of_raising(
     assert report.refused
     assert any("[chain].allowed_functions" in n for n in report.notes)
     assert [a.move_type for a in report.arguments] == ["address", "u64"]
-    h.fake.pay_to = OTHER
+    h.set_node(router_pays_to=str(OTHER))
     report = await h.signer.dry_run(router_txdata(), swap_intent())
     assert report.refused and any("not to the recipient" in n for n in report.notes)
-    assert h.fake.submissions == []
+    assert h.wire.submissions == []
 
 
 async def test_dry_run_on_the_wrong_chain_does_not_simulate(no_signing: None) -> None:
-    h = make_harness(FakeNode(chain_id=2, ledger_headers=False))
+    h = chain_rig()
+    h.set_node(chain_id=2, ledger_headers=False)
     report = await h.signer.dry_run(router_txdata())
     assert report.simulation is None and report.refused
-    assert h.fake.simulations == []
+    assert h.wire.simulations == []
     await h.close()
 
 
-async def test_dry_run_shows_a_failing_simulation(harness: Harness, no_signing: None) -> None:
-    harness.fake.simulation_failure = "Move abort: E_X(0x1)"
-    report = await harness.signer.dry_run(router_txdata())
-    assert report.refused and "simulation failed: Move abort: E_X(0x1)" in report.notes
+async def test_dry_run_shows_a_failing_simulation(harness: ChainRig, no_signing: None) -> None:
+    much = 10**15  # more than any pool gives for 1,000 base units
+    report = await harness.signer.dry_run(router_txdata(min_out=much))
+    assert report.refused
+    assert any(
+        n.startswith("simulation failed: ") and "E_OUTPUT_LESS_THAN_MINIMUM" in n
+        for n in report.notes
+    )
 
 
-async def test_dry_run_of_garbage_raises(harness: Harness) -> None:
+async def test_dry_run_of_garbage_raises(harness: ChainRig) -> None:
     with pytest.raises(InvalidTxData):
         await harness.signer.dry_run({"function": "nope"})
 
@@ -92,8 +99,6 @@ async def test_dry_run_with_an_unreachable_node_and_a_given_abi(no_signing: None
     from bot.chain.outcome import InMemoryRecorder
     from bot.chain.signer import Signer
     from tests.support.loopback import closed_port
-    from tests.unit.chain.fake_node import load_fixture
-    from tests.unit.chain.support import KEY, default_policy
 
     node = NodeClient(f"http://127.0.0.1:{closed_port()}/v1", max_attempts=1)
     signer = Signer(node, KEY, default_policy(), InMemoryRecorder())

@@ -23,7 +23,7 @@ from bot.chain.keys import (
     parse_private_key,
 )
 from bot.logging import _ACTIVE_REDACTOR
-from tests.unit.chain.fake_node import FIXTURES
+from harness.paper_chain import FIXTURES
 
 SEED_HEX = "4a6d287353203941768551f66446d5d4a85ab685b5b444041801014ae39419b5"
 # The OKX wallet SDK's vector: this seed signs as this sender (first 32 bytes of its BCS).

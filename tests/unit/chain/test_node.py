@@ -22,12 +22,13 @@ from bot.chain.errors import (
     TransactionRejected,
 )
 from bot.chain.node import NodeClient
+from bot.domain import ROUTER_MODULE_ADDRESS
 from bot.paper.faces.asgi import read_request, send_bytes
+from harness.paper_chain import APT, SENDER, ChainRig
 from tests.support.loopback import closed_port, serve
-from tests.unit.chain.fake_node import APT, ROUTER_ADDRESS
-from tests.unit.chain.support import SENDER, Harness
 
 HASH = "0x" + "ab" * 32
+ROUTER_ADDRESS = Address.parse(ROUTER_MODULE_ADDRESS)
 
 
 class Clock:
@@ -77,44 +78,45 @@ def error(
 # --- through the fake node ---------------------------------------------------------------
 
 
-async def test_reads_through_the_fake(harness: Harness) -> None:
+async def test_reads_through_the_paper_node(harness: ChainRig) -> None:
     node = harness.node
     info = await node.ledger_info()
     assert info.chain_id == 4 and info.timestamp.tzinfo is not None
     account = await node.account(SENDER)
     assert account.sequence_number == 0 and len(account.authentication_key) == 32
-    assert await node.balance(SENDER, APT) == 10_000_000_000
+    assert await node.balance(SENDER, APT) == 100 * 10**8
     assert await node.balance(Address.parse("0x5"), APT) == 0
     with pytest.raises(AccountNotFound):
         await node.account(Address.parse("0x" + "42" * 32))
 
 
-async def test_unknown_hash_is_not_found_not_pending(harness: Harness) -> None:
+async def test_unknown_hash_is_not_found_not_pending(harness: ChainRig) -> None:
     assert await harness.node.transaction_by_hash(HASH) is None
     lookup = await harness.node.lookup_transaction(HASH)
-    assert lookup.status is None and lookup.ledger_timestamp_us == harness.fake.ledger_us
+    now_us = harness.world.chain.ledger_timestamp_us
+    assert lookup.status is None and lookup.ledger_timestamp_us == now_us
 
 
-async def test_abi_cached_per_module(harness: Harness) -> None:
+async def test_abi_cached_per_module(harness: ChainRig) -> None:
     node = harness.node
     first = await node.module_abi(ROUTER_ADDRESS, "panora_swap")
     second = await node.module_abi(ROUTER_ADDRESS, "panora_swap")
     assert first is second and "router_entry" in first.function_names
-    assert sum("/module/" in r for r in harness.fake.requests) == 1
+    assert sum("/module/" in r for r in harness.wire.requests) == 1
     with pytest.raises(NodeError) as info:
         await node.module_abi(ROUTER_ADDRESS, "nope")
     assert info.value.status == 404
 
 
-async def test_gas_price_cached_briefly(harness: Harness) -> None:
+async def test_gas_price_cached_briefly(harness: ChainRig) -> None:
     node, time = harness.node, harness.time
     assert await node.estimate_gas_price() == 100
-    harness.fake.gas_unit_price = 150
+    harness.set_node(gas_unit_price=150)
     await time.sleep(29)
     assert await node.estimate_gas_price() == 100
     await time.sleep(2)
     assert await node.estimate_gas_price() == 150
-    assert harness.fake.requests.count("GET /v1/estimate_gas_price") == 2
+    assert harness.wire.requests.count("GET /v1/estimate_gas_price") == 2
 
 
 # --- error mapping -----------------------------------------------------------------------

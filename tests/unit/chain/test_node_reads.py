@@ -1,6 +1,6 @@
 """Never re-sign what may still commit, never re-sign what did commit (issue #15, item 5).
 
-The fake node lies the ways real ones do: `by_hash` 404 for committed transactions, account
+The paper node lies the ways real ones do: `by_hash` 404 for committed transactions, account
 reads from an older ledger version, listings that do not show a transaction. The signer
 settles by the account's sequence number and the node's ledger time, and re-signs only
 what can never execute.
@@ -11,7 +11,6 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from bot.aptos.address import Address
 from bot.aptos.transactions import decode_signed_transaction
 from bot.chain.errors import (
     ForeignSigner,
@@ -21,40 +20,45 @@ from bot.chain.errors import (
 )
 from bot.chain.fate import SequenceFate, check_sequence
 from bot.chain.outcome import OutcomeStatus
-from tests.unit.chain.fake_node import START_US, FakeNode
-from tests.unit.chain.support import (
-    BUY,
+from harness.paper_chain import (
     NODE_URL,
     OTHER,
     SELL,
     SENDER,
-    Harness,
-    make_harness,
+    ChainRig,
+    chain_rig,
     router_txdata,
     swap_intent,
 )
 
-S, B = str(Address.parse(SELL.fa_address or "")), str(Address.parse(BUY.fa_address or ""))
+FUNDED = 1_000_000_000
 
 
-def sequences(h: Harness) -> list[int]:
-    return [decode_signed_transaction(b).transaction.sequence_number for b in h.fake.submissions]
+def sequences(h: ChainRig) -> list[int]:
+    return [decode_signed_transaction(b).transaction.sequence_number for b in h.wire.submissions]
 
 
-def swapped_once(h: Harness, amount: int = 1_000) -> bool:
-    return h.fake.balance(SENDER, S) == 1_000_000_000 - amount
+def swapped_once(h: ChainRig, amount: int = 1_000) -> bool:
+    return h.balance(SENDER, SELL) == FUNDED - amount
+
+
+def lagging(h: ChainRig, reads: int) -> None:
+    """The next `reads` account reads answer from a ledger state before anything we did."""
+    h.set_node(stale_seconds=3_600.0)
+    h.read_faults.stale_next = reads
 
 
 @pytest.mark.parametrize("headers", [True, False])
 async def test_by_hash_404_for_a_committed_transaction_is_found_by_its_sequence_number(
     headers: bool,
 ) -> None:
-    h = make_harness(FakeNode(ledger_headers=headers))
-    h.fake.hide_all_by_hash = True
+    h = chain_rig()
+    h.set_node(ledger_headers=headers)
+    h.read_faults.by_hash_404 = 1.0
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     assert outcome.status is OutcomeStatus.COMMITTED and not outcome.resigned
-    assert outcome.version is not None and outcome.gas_used == 1_000
-    assert len(h.fake.submissions) == 1 and swapped_once(h)
+    assert outcome.version is not None and outcome.gas_used > 0
+    assert len(h.wire.submissions) == 1 and swapped_once(h)
     assert h.recorder.events[-1] == ("outcome", outcome.tx_hash, "committed")
     # Found well before the expiration: the account is read after a few 404s.
     assert sum(h.time.sleeps) < h.signer.settings.expiration_seconds
@@ -63,54 +67,57 @@ async def test_by_hash_404_for_a_committed_transaction_is_found_by_its_sequence_
 
 
 async def test_a_stale_account_read_never_gives_a_committed_transaction_up(
-    harness: Harness,
+    harness: ChainRig,
 ) -> None:
     # by_hash never shows it, and a lagging node answers the first account reads from a
-    # ledger state before the transaction (number 0 unused, ledger time at the start).
+    # ledger state before the transaction (number 0 unused, an old ledger time).
     h = harness
-    h.fake.hide_all_by_hash = True
-    stale = 30
-    h.fake.stale_accounts.extend([(0, START_US)] * stale)
+    h.read_faults.by_hash_404 = 1.0
+    lagging(h, 30)
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     assert outcome.status is OutcomeStatus.COMMITTED and not outcome.resigned
-    assert not h.fake.stale_accounts  # settled only by a fresh read
-    assert len(h.fake.submissions) == 1 and swapped_once(h)
+    assert h.read_faults.stale_next == 0  # settled only by a fresh read
+    assert len(h.wire.submissions) == 1 and swapped_once(h)
     # The stale reads carried on past the expiration: the wait outlived it.
-    assert h.fake.ledger_secs > outcome.expiration_secs
+    assert h.ledger_secs > outcome.expiration_secs
 
 
 async def test_stale_unused_is_not_given_up_until_a_read_past_the_expiration(
-    harness: Harness,
+    harness: ChainRig,
 ) -> None:
     # The transaction is really lost; account reads lag behind the expiration for a while.
     h = harness
-    h.fake.lose_next = 1
-    h.fake.stale_accounts.extend([(0, START_US)] * 40)
+    h.set_node(lose_first=1)
+    lagging(h, 40)
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     assert outcome.success and outcome.resigned
     (lost,) = outcome.previous
     assert lost.status is OutcomeStatus.EXPIRED
     assert "unused at ledger time" in lost.detail
-    assert not h.fake.stale_accounts  # every stale read was refused as proof
+    assert h.read_faults.stale_next == 0  # every stale read was refused as proof
     assert sequences(h) == [0, 0] and swapped_once(h)
 
 
-async def test_expired_and_unused_is_given_up_exactly_once(harness: Harness) -> None:
+async def test_expired_and_unused_is_given_up_exactly_once(harness: ChainRig) -> None:
     h = harness
-    h.fake.lose_next = 1
-    h.fake.hide_all_by_hash = True  # and every read 404s, even for the re-signed one
+    h.set_node(lose_first=1)
+    h.read_faults.by_hash_404 = 1.0  # and every read 404s, even for the re-signed one
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     assert outcome.success and len(outcome.previous) == 1
     statuses = [e[-1] for e in h.recorder.events if e[0] == "outcome"]
     assert statuses == ["expired", "committed"]
-    assert len(h.fake.submissions) == 2 and swapped_once(h)
+    assert len(h.wire.submissions) == 2 and swapped_once(h)
 
 
-async def test_a_foreign_transaction_using_our_number_while_we_wait(harness: Harness) -> None:
+async def test_a_foreign_transaction_using_our_number_while_we_wait(harness: ChainRig) -> None:
     h = harness
     foreign: list[str] = []
-    # Ours is in the mempool when another signer's transaction takes its number.
-    h.fake.after_admit = lambda _: foreign.append(h.fake.consume_sequence(SENDER))
+
+    def taken(_: str) -> None:  # ours is in the mempool when another signer takes its number
+        if not foreign:
+            foreign.append(h.foreign())
+
+    h.on_submit(taken, admitted=True)
     with pytest.raises(ForeignSigner) as info:
         await h.signer.execute(router_txdata(), swap_intent())
     error = info.value
@@ -118,27 +125,28 @@ async def test_a_foreign_transaction_using_our_number_while_we_wait(harness: Har
     assert error.outcome.status is OutcomeStatus.SUPERSEDED
     assert error.outcome.consumed_by == foreign[0]
     assert h.recorder.events[-1] == ("outcome", error.tx_hash, "superseded")
-    assert len(h.fake.submissions) == 1  # nothing re-signed
-    assert h.fake.balance(SENDER, S) == 1_000_000_000  # ours never ran
+    assert len(h.wire.submissions) == 1  # nothing re-signed
+    assert h.balance(SENDER, SELL) == FUNDED  # ours never ran
     assert "foreign signer detected" in str(error) and str(SENDER) in str(error)
     with pytest.raises(WalletPaused):
         await h.signer.execute(router_txdata(), swap_intent())
-    assert len(h.fake.submissions) == 1
+    assert len(h.wire.submissions) == 1
 
 
 async def test_our_number_used_by_another_of_our_transactions_is_resigned(
-    harness: Harness,
+    harness: ChainRig,
 ) -> None:
     # The journal knows the transaction that used the number (a transaction an earlier
     # run signed): ours never executes, nothing foreign, re-signed with a fresh number.
     h = harness
+    landed: list[str] = []
 
     def earlier_run_lands(_: str) -> None:
-        known = h.fake.consume_sequence(SENDER)
-        h.recorder.submitted[known] = (SENDER, 0, {})
-        h.fake.after_admit = None
+        if not landed:
+            landed.append(h.foreign())
+            h.recorder.submitted[landed[0]] = (SENDER, 0, {})
 
-    h.fake.after_admit = earlier_run_lands
+    h.on_submit(earlier_run_lands, admitted=True)
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     assert outcome.success and outcome.sequence_number == 1
     (superseded,) = outcome.previous
@@ -147,50 +155,53 @@ async def test_our_number_used_by_another_of_our_transactions_is_resigned(
     assert sequences(h) == [0, 1] and swapped_once(h)
 
 
-async def test_used_number_the_node_never_shows_is_outcome_unknown(harness: Harness) -> None:
+async def test_used_number_the_node_never_shows_is_outcome_unknown(harness: ChainRig) -> None:
     h = harness
-    h.fake.hide_all_by_hash = True
-    h.fake.hide_account_transactions = True
+    h.read_faults.by_hash_404 = 1.0
+    h.read_faults.listing_empty = True
     with pytest.raises(SubmitOutcomeUnknown, match="inconclusive"):
         await h.signer.execute(router_txdata(), swap_intent())
-    assert len(h.fake.submissions) == 1 and swapped_once(h)  # committed, never re-signed
+    assert len(h.wire.submissions) == 1 and swapped_once(h)  # committed, never re-signed
     assert h.signer.allocator.stalled
 
 
-async def test_a_node_without_account_listings_never_leads_to_a_resign(harness: Harness) -> None:
+async def test_a_node_without_account_listings_never_leads_to_a_resign(harness: ChainRig) -> None:
     # Some nodes run without the index behind the account listing (an error answer): the
     # wait stays bounded, the outcome unknown, nothing re-signed.
     h = harness
-    h.fake.hide_all_by_hash = True
-    real = h.transport.handle_async_request
-
-    async def no_listing(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/transactions") and request.method == "GET":
-            return httpx.Response(500, json={"message": "indexer disabled"})
-        return await real(request)
-
-    h.transport.handle_async_request = no_listing  # type: ignore[method-assign]
+    h.read_faults.by_hash_404 = 1.0
+    h.read_faults.listing_error = True
     with pytest.raises(SubmitOutcomeUnknown, match="could not be read"):
         await h.signer.execute(router_txdata(), swap_intent())
-    assert len(h.fake.submissions) == 1 and swapped_once(h)
+    assert len(h.wire.submissions) == 1 and swapped_once(h)
 
 
 # --- the node client's reads ----------------------------------------------------------------
 
 
-async def test_account_state_carries_the_ledger_headers(harness: Harness) -> None:
-    state = await harness.node.account_state(SENDER)
+async def test_account_state_carries_the_ledger_headers(harness: ChainRig) -> None:
+    h = harness
+    now_us = h.world.chain.ledger_timestamp_us
+    state = await h.node.account_state(SENDER)
     assert state.info.sequence_number == 0
-    assert (state.ledger_version, state.ledger_timestamp_us) == (1000, START_US)
-    harness.fake.stale_accounts.append((0, START_US - 5))
-    stale = await harness.node.account_state(SENDER)
-    assert (stale.ledger_version, stale.ledger_timestamp_us) == (1, START_US - 5)
+    assert (state.ledger_version, state.ledger_timestamp_us) == (h.world.chain.version, now_us)
+    await h.signer.execute(router_txdata(), swap_intent())
+    h.time.advance(10)
+    h.set_node(stale_seconds=5.0)
+    h.read_faults.stale_next = 1
+    stale = await h.node.account_state(SENDER)
+    assert stale.ledger_timestamp_us == h.world.chain.ledger_timestamp_us - 5_000_000
+    assert stale.info.sequence_number == 1 and stale.ledger_version == h.world.chain.version
+    h.read_faults.stale_next = 1
+    h.set_node(stale_seconds=3_600.0)  # before our swap: version 0, number 0 unused
+    older = await h.node.account_state(SENDER)
+    assert (older.ledger_version, older.info.sequence_number) == (0, 0)
 
 
-async def test_account_transaction_by_sequence_number(harness: Harness) -> None:
+async def test_account_transaction_by_sequence_number(harness: ChainRig) -> None:
     h = harness
     first = await h.signer.execute(router_txdata(), swap_intent())
-    foreign = h.fake.consume_sequence(SENDER)
+    foreign = h.foreign()
     found = await h.node.account_transaction(SENDER, 0)
     assert found is not None and found.tx_hash == first.tx_hash and found.success
     assert (found.sender, found.sequence_number) == (SENDER, 0)

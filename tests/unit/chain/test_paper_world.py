@@ -24,7 +24,7 @@ from bot.chain import (
 from bot.chain.policy import ROUTER_FUNCTION
 from bot.config import PaperFunding, PaperSettings
 from bot.paper.world import PaperWorld, build_world
-from tests.support.paper_signing import address_of, fixed_key
+from harness.paper_signing import address_of, fixed_key
 
 KEY = fixed_key("chain-signer-tests")
 WALLET = address_of(KEY)

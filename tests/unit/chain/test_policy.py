@@ -11,8 +11,8 @@ from bot.chain.errors import ConfigurationError, PolicyRefused
 from bot.chain.policy import ROUTER_FUNCTION, Intent, IntentKind, SignerPolicy
 from bot.chain.records import BalanceChange, SimulationResult
 from bot.config import ChainSettings, RiskSettings
-from tests.unit.chain.fake_node import APT, ESCROW, POOL
-from tests.unit.chain.support import (
+from harness.paper_chain import (
+    APT,
     APT_TOKEN,
     BUY,
     OTHER,
@@ -22,6 +22,9 @@ from tests.unit.chain.support import (
     router_txdata,
     swap_intent,
 )
+
+ESCROW = Address.parse("0x" + "e5" * 32)
+POOL = Address.parse("0x" + "99" * 32)
 
 S, B = SELL.fa_address or "", BUY.fa_address or ""
 GAS = 1_000 * 100
@@ -134,16 +137,16 @@ def test_swap_needs_a_minimum_and_two_tokens() -> None:
 def test_allowed_tokens() -> None:
     policy = default_policy(allowed_tokens=frozenset({S}))
     error = refused(policy.check_call, router_txdata(), swap_intent())
-    assert "THL" in str(error) and "[risk].allowed_tokens" in str(error)
+    assert "CELL" in str(error) and "[risk].allowed_tokens" in str(error)
 
 
 def test_from_settings_resolves_caps_in_human_units() -> None:
     book = TokenBook([SELL, BUY, APT_TOKEN])
     risk = RiskSettings(
-        per_transaction_caps={"USDC": Decimal("2.5"), "APT": Decimal("0.000000019")},
+        per_transaction_caps={"USDt": Decimal("2.5"), "APT": Decimal("0.000000019")},
         max_slippage_percent=Decimal("0.5"),
         max_gas_amount=50_000,
-        allowed_tokens=["USDC", "THL"],
+        allowed_tokens=["USDt", "CELL"],
     )
     policy = SignerPolicy.from_settings(
         ChainSettings(chain_id=4), risk, book, extra_functions=["0x1::aptos_account::transfer"]

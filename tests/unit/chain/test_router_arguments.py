@@ -14,8 +14,14 @@ from bot.chain.errors import PolicyRefused
 from bot.chain.intent import Intent
 from bot.chain.policy import ROUTER_FUNCTION, IntentKind, SignerPolicy
 from bot.chain.router_terms import RouterTerms, RouterTermsError
-from tests.unit.chain.fake_node import load_fixture
-from tests.unit.chain.support import SENDER, default_policy, router_txdata, swap_intent
+from harness.paper_chain import (
+    SELL,
+    SENDER,
+    default_policy,
+    load_fixture,
+    router_txdata,
+    swap_intent,
+)
 
 ABI = ModuleAbi.from_json(load_fixture("panora_swap_module_abi.json"))
 THIRD = Address.parse("0x" + "7e" * 32)
@@ -130,7 +136,6 @@ def test_exact_out_may_sell_up_to_the_bots_maximum_and_must_buy_exactly() -> Non
 
 
 def test_the_cap_counts_the_signed_amount_of_an_exact_out_swap() -> None:
-    from tests.unit.chain.support import SELL
 
     policy = default_policy(per_tx_caps=dict.fromkeys(SELL.keys, 950))
     intent = swap_intent(amount_in=900, min_out=18_305, exact_out=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections import deque
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,9 @@ from pydantic import SecretStr
 from bot.chain.errors import ChainError, KeyFileError
 from bot.chain.keys import load_private_key
 from bot.logging import configure_logging
-from tests.unit.chain.fake_node import FakeNode
-from tests.unit.chain.support import KEY, SEED, make_harness, router_txdata, swap_intent
+from harness.paper_chain import KEY, chain_rig, router_txdata, swap_intent
+
+SEED = KEY.key.encode()  # the 32-byte seed of the test key
 
 
 def key_forms() -> list[str]:
@@ -42,14 +42,13 @@ async def test_no_key_in_logs_errors_or_recorder(
 ) -> None:
     texts: list[str] = []
     with structlog.testing.capture_logs() as logs:
-        h = make_harness(FakeNode())
-        h.fake.lose_next = 1
-        h.fake.submit_statuses = deque([507])
+        h = chain_rig()
+        h.set_node(lose_first=1, refuse_first=(507,))
         outcome = await h.signer.execute(router_txdata(), swap_intent())
         texts.append(json.dumps(outcome.summary()))
-        h.fake.simulation_failure = "Move abort"
+        much = 10**15  # the simulation fails: no pool gives that much
         for data, intent in [
-            (router_txdata(), swap_intent()),
+            (router_txdata(min_out=much), swap_intent(min_out=much)),
             ({"function": "0x1::aptos_account::transfer", "arguments": []}, swap_intent()),
             ({**router_txdata(), "arguments": []}, swap_intent()),
         ]:

@@ -1,13 +1,16 @@
+"""The signer against the paper node: exactly once, hash recorded before sending, re-signed
+only what can never execute (`harness.paper_chain`)."""
+
 from __future__ import annotations
 
 import asyncio
-from collections import deque
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
+from typing import Any
 
 import httpx
 import pytest
 
-from bot.aptos.address import Address
+from bot.aptos.address import Address, FunctionId
 from bot.aptos.transactions import decode_signed_transaction, transaction_hash, verify_signature
 from bot.chain.errors import (
     AccountNotFound,
@@ -23,78 +26,104 @@ from bot.chain.errors import (
     WalletPaused,
 )
 from bot.chain.outcome import OutcomeStatus
-from tests.unit.chain.fake_node import APT, ESCROW, ORDERS_ADDRESS, FakeNode
-from tests.unit.chain.support import (
+from bot.chain.policy import ROUTER_FUNCTION, Intent, IntentKind
+from bot.paper.core.modules import PAPER_ORDERS_ADDRESS, order_function
+from bot.paper.orders_wire import OrderRenderer
+from harness.paper_chain import (
+    APT_TOKEN,
     BUY,
     KEY,
     OTHER,
     SELL,
     SENDER,
-    Harness,
+    ChainRig,
+    chain_rig,
     default_policy,
-    make_harness,
     router_txdata,
     swap_intent,
 )
 
-S, B = str(Address.parse(SELL.fa_address or "")), str(Address.parse(BUY.fa_address or ""))
+FUNDED = 1_000_000_000  # 1,000 USDt
 
 
-def submitted_sequences(h: Harness) -> list[int]:
-    return [decode_signed_transaction(b).transaction.sequence_number for b in h.fake.submissions]
+def submitted_sequences(h: ChainRig) -> list[int]:
+    return [decode_signed_transaction(b).transaction.sequence_number for b in h.wire.submissions]
 
 
-async def test_swap_from_txdata_to_committed_transaction(harness: Harness) -> None:
+async def test_swap_from_txdata_to_committed_transaction(harness: ChainRig) -> None:
     h = harness
-    apt_before = h.fake.balance(SENDER, APT)
-    outcome = await h.signer.execute(router_txdata(), swap_intent())
+    apt_before = h.balance(SENDER, APT_TOKEN)
+    outcome = await h.signer.execute(router_txdata(), swap_intent(), intent_id=7)
     assert outcome.status is OutcomeStatus.COMMITTED and outcome.success
     assert not outcome.resigned
-    assert outcome.gas_used == 1_000 and outcome.gas_unit_price == 100
+    assert outcome.gas_used > 0 and outcome.gas_unit_price == 100
     assert outcome.sequence_number == 0 and outcome.version is not None
-    assert h.fake.balance(SENDER, S) == 1_000_000_000 - 1_000
-    assert h.fake.balance(SENDER, B) == 18_488
-    assert h.fake.balance(SENDER, APT) == apt_before - 100_000
     changes = {(c.account, c.asset): c.delta for c in outcome.balance_changes or ()}
-    assert changes[(SENDER, B)] == 18_488
+    bought = changes[(SENDER, str(Address.parse(BUY.fa_address or "")))]
+    assert bought >= 18_305
+    assert h.balance(SENDER, SELL) == FUNDED - 1_000
+    assert h.balance(SENDER, BUY) == bought
+    assert h.balance(SENDER, APT_TOKEN) == apt_before - outcome.gas_fee
     assert outcome.events
     assert h.recorder.events == [
         ("before_submit", outcome.tx_hash),
         ("outcome", outcome.tx_hash, "committed"),
     ]
+    assert h.recorder.intents[outcome.tx_hash] == 7  # filed under the caller's intent
     sender, number, summary = h.recorder.submitted[outcome.tx_hash]
     assert (sender, number) == (SENDER, 0)
     assert summary["function"].endswith("::panora_swap::router_entry")
     # The bytes the node got: our hash, a valid signature, the policy's chain id, gas × margin.
-    (data,) = h.fake.submissions
+    (data,) = h.wire.submissions
     assert transaction_hash(data) == outcome.tx_hash
     signed = decode_signed_transaction(data)
     raw = signed.transaction
     assert verify_signature(signed)
-    assert (raw.chain_id, raw.max_gas_amount, raw.gas_unit_price) == (4, 1_500, 100)
+    margin = (Decimal(outcome.gas_used) * Decimal("1.5")).to_integral_value(ROUND_CEILING)
+    assert (raw.chain_id, raw.max_gas_amount, raw.gas_unit_price) == (4, int(margin), 100)
     assert summary["expiration_timestamp_secs"] == raw.expiration_timestamps_secs
 
 
 async def test_gas_folded_into_balance_changes_when_the_node_does_so() -> None:
-    h = make_harness(
-        FakeNode(gas_in_balance_changes=True), default_policy(gas_in_balance_changes=True)
-    )
+    h = chain_rig(default_policy(gas_in_balance_changes=True))
+    h.set_node(gas_in_balance_changes=True)
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     changes = {(c.account, c.asset): c.delta for c in outcome.balance_changes or ()}
-    assert outcome.success and changes[(SENDER, APT)] == -100_000
+    assert outcome.success and changes[(SENDER, APT_TOKEN.coin_type or "")] == -outcome.gas_fee
     await h.close()
-    strict = make_harness(FakeNode(gas_in_balance_changes=True))
+    strict = chain_rig()
+    strict.set_node(gas_in_balance_changes=True)
     with pytest.raises(PolicyRefused, match="beyond gas"):
         await strict.signer.execute(router_txdata(), swap_intent())
     await strict.close()
 
 
-async def test_steady_state_round_trips(harness: Harness) -> None:
+async def test_a_new_policy_judges_the_next_call(harness: ChainRig) -> None:
     h = harness
     await h.signer.execute(router_txdata(), swap_intent())
-    before = len(h.fake.requests)
+    h.signer.set_policy(default_policy(allowed_tokens=frozenset({SELL.fa_address or ""})))
+    with pytest.raises(PolicyRefused, match="allowed_tokens"):
+        await h.signer.execute(router_txdata(), swap_intent())
+    assert submitted_sequences(h) == [0]
+    with pytest.raises(AttributeError):
+        h.signer.policy = default_policy()  # type: ignore[misc]
+
+
+async def test_a_new_chain_id_is_checked_against_the_node_again(harness: ChainRig) -> None:
+    h = harness
     await h.signer.execute(router_txdata(), swap_intent())
-    kinds = [r.rsplit("/", 1)[0] if "by_hash" in r else r for r in h.fake.requests[before:]]
+    h.signer.set_policy(default_policy(chain_id=2))
+    with pytest.raises(ChainIdMismatch):
+        await h.signer.execute(router_txdata(), swap_intent())
+    assert submitted_sequences(h) == [0]
+
+
+async def test_steady_state_round_trips(harness: ChainRig) -> None:
+    h = harness
+    await h.signer.execute(router_txdata(), swap_intent())
+    before = len(h.wire.requests)
+    await h.signer.execute(router_txdata(), swap_intent())
+    kinds = [r.rsplit("/", 1)[0] if "by_hash" in r else r for r in h.wire.requests[before:]]
     assert kinds == [
         "POST /v1/transactions/simulate",
         "POST /v1/transactions",
@@ -102,101 +131,120 @@ async def test_steady_state_round_trips(harness: Harness) -> None:
     ]
 
 
-async def test_hash_is_recorded_before_the_bytes_are_sent(harness: Harness) -> None:
+async def test_hash_is_recorded_before_the_bytes_are_sent(harness: ChainRig) -> None:
     h = harness
     seen: list[bool] = []
-    h.fake.on_submit = lambda tx_hash: seen.append(tx_hash in h.recorder.submitted)
+    h.on_submit(lambda tx_hash: seen.append(tx_hash in h.recorder.submitted))
     await h.signer.execute(router_txdata(), swap_intent())
     assert seen == [True]
 
 
-async def test_recorder_failure_stops_the_send(harness: Harness) -> None:
+async def test_recorder_failure_stops_the_send(harness: ChainRig) -> None:
     h = harness
 
-    async def broken(*args: object) -> None:
+    async def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("journal down")
 
     h.recorder.before_submit = broken  # type: ignore[method-assign]
     with pytest.raises(RuntimeError, match="journal down"):
         await h.signer.execute(router_txdata(), swap_intent())
-    assert h.fake.submissions == []
+    assert h.wire.submissions == []
     assert h.signer.allocator.stalled  # the number was never used: re-read before reuse
 
 
-async def test_lost_submit_response_resolved_by_hash(harness: Harness) -> None:
+async def test_lost_submit_response_resolved_by_hash(harness: ChainRig) -> None:
     h = harness
-    h.transport.faults.append(("POST /v1/transactions", "drop"))
+    h.wire.faults.append(("POST /v1/transactions", "drop"))
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     assert outcome.success and not outcome.resigned
-    assert len(h.fake.submissions) == 1
-    assert list(h.fake.committed) == [outcome.tx_hash]
+    assert len(h.wire.submissions) == 1
+    assert h.committed() == [outcome.tx_hash]
 
 
-@pytest.mark.parametrize("statuses", [[507], [429], [507, 429, 507]])
+@pytest.mark.parametrize("statuses", [(507,), (429,), (507, 429, 507)])
 async def test_mempool_full_and_rate_limit_resend_the_same_bytes(
-    harness: Harness, statuses: list[int]
+    harness: ChainRig, statuses: tuple[int, ...]
 ) -> None:
     h = harness
-    h.fake.submit_statuses = deque(statuses)
+    h.set_node(refuse_first=statuses)
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     assert outcome.success
-    assert len(h.fake.submissions) == len(statuses) + 1
-    assert len(set(h.fake.submissions)) == 1
-    assert len(h.fake.committed) == 1
+    assert len(h.wire.submissions) == len(statuses) + 1
+    assert len(set(h.wire.submissions)) == 1
+    assert h.committed() == [outcome.tx_hash]
 
 
-async def test_connection_refused_on_submit_resends_the_same_bytes(harness: Harness) -> None:
+async def test_connection_refused_on_submit_resends_the_same_bytes(harness: ChainRig) -> None:
     h = harness
-    h.transport.faults.append(("POST /v1/transactions", "connect"))
+    h.wire.faults.append(("POST /v1/transactions", "connect"))
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     assert outcome.success
-    assert len(h.fake.submissions) == 1  # the refused attempt never reached the node
-    assert len(h.fake.committed) == 1
+    assert len(h.wire.submissions) == 1  # the refused attempt never reached the node
+    assert h.committed() == [outcome.tx_hash]
 
 
-async def test_persistent_mempool_full_is_recorded_as_rejected(harness: Harness) -> None:
+async def test_persistent_mempool_full_is_recorded_as_rejected(harness: ChainRig) -> None:
     h = harness
-    h.fake.submit_statuses = deque([507] * 10)
+    h.set_node(refuse_first=(507,) * 10)
     with pytest.raises(Exception, match="507"):
         await h.signer.execute(router_txdata(), swap_intent())
-    assert len(h.fake.submissions) == h.signer.settings.max_submit_attempts
+    assert len(h.wire.submissions) == h.signer.settings.max_submit_attempts
     assert [e[-1] for e in h.recorder.events if e[0] == "outcome"] == ["rejected"]
     assert h.signer.allocator.stalled
 
 
 @pytest.mark.parametrize("headers", [True, False])
 async def test_lost_transaction_waited_out_by_ledger_time_then_resigned_once(headers: bool) -> None:
-    h = make_harness(FakeNode(ledger_headers=headers))
-    h.fake.lose_next = 1
+    h = chain_rig()
+    h.set_node(ledger_headers=headers, lose_first=1)
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     assert outcome.success and outcome.resigned
     (lost,) = outcome.previous
     assert lost.status is OutcomeStatus.EXPIRED
     assert lost.tx_hash != outcome.tx_hash
     assert lost.sequence_number == outcome.sequence_number == 0  # re-read from the chain
-    assert h.fake.ledger_secs >= lost.expiration_secs
+    assert h.ledger_secs >= lost.expiration_secs
     assert [e[0] for e in h.recorder.events] == ["before_submit", "outcome"] * 2
     assert h.recorder.submitted[outcome.tx_hash][2]["replaces"] == [lost.tx_hash]
-    assert len(h.fake.submissions) == 2 and len(h.fake.committed) == 1
+    assert len(h.wire.submissions) == 2 and h.committed() == [outcome.tx_hash]
     # Judged by the node's ledger time: the signer slept through the expiration window.
     assert sum(h.time.sleeps) >= h.signer.settings.expiration_seconds
     await h.close()
 
 
-async def test_lost_twice_is_expired(harness: Harness) -> None:
+async def test_a_pause_seen_while_waiting_out_a_lost_transaction_stops_the_re_sign(
+    harness: ChainRig,
+) -> None:
+    """Another call finds a foreign signer while this one waits: nothing more is signed."""
     h = harness
-    h.fake.lose_next = 2
+    h.set_node(lose_first=1)
+    recorded = h.recorder.on_outcome
+
+    async def pause_on_expiry(tx_hash: str, outcome: Any) -> None:
+        await recorded(tx_hash, outcome)
+        if outcome.status is OutcomeStatus.EXPIRED:
+            h.signer.pause(ForeignSigner(str(SENDER), 0, "0x" + "ab" * 32))
+
+    h.recorder.on_outcome = pause_on_expiry  # type: ignore[method-assign]
+    with pytest.raises(WalletPaused):
+        await h.signer.execute(router_txdata(), swap_intent(), intent_id=3)
+    assert len(h.wire.submissions) == 1  # the lost one only: no second signature
+    assert [e[0] for e in h.recorder.events] == ["before_submit", "outcome"]
+
+
+async def test_lost_twice_is_expired(harness: ChainRig) -> None:
+    h = harness
+    h.set_node(lose_first=2)
     with pytest.raises(TransactionExpired) as info:
         await h.signer.execute(router_txdata(), swap_intent())
-    assert len(h.fake.submissions) == 2
+    assert len(h.wire.submissions) == 2
     assert info.value.outcome.status is OutcomeStatus.EXPIRED
     assert "expired unexecuted" in str(info.value)
 
 
-@pytest.mark.parametrize("strict", [True, False])
-async def test_two_in_flight_with_the_first_lost(strict: bool) -> None:
-    h = make_harness(FakeNode(strict_simulation_sequence=strict))
-    h.fake.lose_next = 1
+async def test_two_in_flight_with_the_first_lost(harness: ChainRig) -> None:
+    h = harness
+    h.set_node(lose_first=1)
     first, second = await asyncio.gather(
         h.signer.execute(router_txdata(), swap_intent()),
         h.signer.execute(router_txdata(amount_in=2_000), swap_intent(amount_in=2_000)),
@@ -206,29 +254,28 @@ async def test_two_in_flight_with_the_first_lost(strict: bool) -> None:
     assert {p.status for p in (*first.previous, *second.previous)} == {OutcomeStatus.EXPIRED}
     assert submitted_sequences(h)[:2] == [0, 1]
     assert sorted((first.sequence_number, second.sequence_number)) == [0, 1]
-    assert set(h.fake.committed) == {first.tx_hash, second.tx_hash}
-    assert h.fake.balance(SENDER, S) == 1_000_000_000 - 3_000  # each swap once
+    assert set(h.committed()) == {first.tx_hash, second.tx_hash}
+    assert h.balance(SENDER, SELL) == FUNDED - 3_000  # each swap once
     assert h.signer.allocator.resyncs == 2
-    await h.close()
 
 
-async def test_sequence_consumed_elsewhere_found_by_simulation(harness: Harness) -> None:
+async def test_sequence_consumed_elsewhere_found_by_simulation(harness: ChainRig) -> None:
     # The node does not show the transaction that used number 1 (pruned): nothing proves
     # a foreign signer, so the number is skipped.
     h = harness
     await h.signer.execute(router_txdata(), swap_intent())
-    h.fake.consume_sequence(SENDER, shown=False)
+    h.foreign(pruned=True)
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     assert outcome.success and outcome.sequence_number == 2
     assert submitted_sequences(h) == [0, 2]
 
 
 async def test_sequence_used_by_a_foreign_transaction_found_by_simulation(
-    harness: Harness,
+    harness: ChainRig,
 ) -> None:
     h = harness
     await h.signer.execute(router_txdata(), swap_intent())
-    foreign = h.fake.consume_sequence(SENDER)
+    foreign = h.foreign()
     with pytest.raises(ForeignSigner) as info:
         await h.signer.execute(router_txdata(), swap_intent())
     assert (info.value.sequence_number, info.value.foreign_hash) == (1, foreign)
@@ -238,11 +285,24 @@ async def test_sequence_used_by_a_foreign_transaction_found_by_simulation(
     assert submitted_sequences(h) == [0]
 
 
+def foreign_before_the_next_submit(h: ChainRig, *, pruned: bool) -> list[str]:
+    """Between our simulation and our submission, another signer takes our number."""
+    taken: list[str] = []
+
+    def race(_: str) -> None:
+        if len(h.wire.submissions) == 2 and not taken:  # the second call's first send
+            taken.append(h.foreign(pruned=pruned))
+
+    h.on_submit(race)
+    return taken
+
+
 @pytest.mark.parametrize("vm_error", [False, True])
 async def test_sequence_too_old_at_submit_resyncs_and_resigns(vm_error: bool) -> None:
-    h = make_harness(FakeNode(strict_simulation_sequence=False, vm_error_sequence=vm_error))
+    h = chain_rig()
+    h.set_node(vm_error_sequence=vm_error)
     await h.signer.execute(router_txdata(), swap_intent())
-    h.fake.consume_sequence(SENDER, shown=False)
+    foreign_before_the_next_submit(h, pruned=True)
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     assert outcome.success and outcome.sequence_number == 2
     (rejected,) = outcome.previous
@@ -251,68 +311,72 @@ async def test_sequence_too_old_at_submit_resyncs_and_resigns(vm_error: bool) ->
     await h.close()
 
 
-async def test_sequence_too_old_at_submit_because_of_a_foreign_signer() -> None:
-    h = make_harness(FakeNode(strict_simulation_sequence=False))
+async def test_sequence_too_old_at_submit_because_of_a_foreign_signer(harness: ChainRig) -> None:
+    h = harness
     await h.signer.execute(router_txdata(), swap_intent())
-    foreign = h.fake.consume_sequence(SENDER)
+    taken = foreign_before_the_next_submit(h, pruned=False)
     with pytest.raises(ForeignSigner) as info:
         await h.signer.execute(router_txdata(), swap_intent())
-    assert (info.value.sequence_number, info.value.foreign_hash) == (1, foreign)
+    assert (info.value.sequence_number, info.value.foreign_hash) == (1, taken[0])
     rejected = info.value.outcome
     assert rejected.status is OutcomeStatus.REJECTED and rejected.sequence_number == 1
     assert submitted_sequences(h) == [0, 1]  # the refused one; nothing re-signed
     assert h.signer.foreign_signer is info.value
-    await h.close()
 
 
-async def test_stale_ledger_estimate_is_refreshed_for_the_simulation(harness: Harness) -> None:
+async def test_stale_ledger_estimate_is_refreshed_for_the_simulation(harness: ChainRig) -> None:
     h = harness
     await h.signer.execute(router_txdata(), swap_intent())
-    h.fake.advance(3_600)  # the ledger ran ahead of local time (an accelerated paper clock)
-    simulations = len(h.fake.simulations)
+    h.time.advance(3_600)  # the ledger ran ahead of local time (an accelerated paper clock)
+    simulations = len(h.wire.simulations)
     outcome = await h.signer.execute(router_txdata(), swap_intent())
     assert outcome.success
-    assert len(h.fake.simulations) == simulations + 2  # TRANSACTION_EXPIRED, then refreshed
-    raw = decode_signed_transaction(h.fake.submissions[-1]).transaction
-    assert raw.expiration_timestamps_secs > h.fake.ledger_secs
+    assert len(h.wire.simulations) == simulations + 2  # TRANSACTION_EXPIRED, then refreshed
+    raw = decode_signed_transaction(h.wire.submissions[-1]).transaction
+    assert raw.expiration_timestamps_secs > h.ledger_secs
 
 
-async def test_simulation_failure_stops_with_vm_status(harness: Harness) -> None:
+async def test_simulation_failure_stops_with_vm_status(harness: ChainRig) -> None:
     h = harness
-    h.fake.simulation_failure = "Move abort in 0x1c32::panora_swap: E_SLIPPAGE(0x7)"
+    much = 10**15  # more than any pool gives for 1,000 base units
     with pytest.raises(SimulationFailed) as info:
-        await h.signer.execute(router_txdata(), swap_intent())
-    assert info.value.vm_status == h.fake.simulation_failure
-    assert "E_SLIPPAGE" in str(info.value)
-    assert h.fake.submissions == [] and h.recorder.events == []
+        await h.signer.execute(router_txdata(min_out=much), swap_intent(min_out=much))
+    assert "E_OUTPUT_LESS_THAN_MINIMUM" in info.value.vm_status
+    assert "E_OUTPUT_LESS_THAN_MINIMUM" in str(info.value)
+    assert h.wire.submissions == [] and h.recorder.events == []
     assert h.signer.allocator.in_flight == frozenset()
 
 
-async def test_committed_failure_raises_with_vm_status(harness: Harness) -> None:
+async def test_committed_failure_raises_with_vm_status(harness: ChainRig) -> None:
     h = harness
+    market = h.world.market
+    sold = market.tokens.require(SELL.fa_address or "").address
 
-    def worse_fill(tx_hash: str) -> None:
-        h.fake.fill_ratio = Decimal("0.5")
+    def spent_elsewhere(_: str) -> None:  # between simulation and commit
+        market.ledger.transfer(
+            sold, str(SENDER), str(OTHER), market.ledger.balance(str(SENDER), sold)
+        )
 
-    h.fake.on_submit = worse_fill
+    h.on_submit(spent_elsewhere)
     with pytest.raises(TransactionFailed) as info:
         await h.signer.execute(router_txdata(), swap_intent())
-    assert "E_OUTPUT_LESS_THAN_MINIMUM" in info.value.vm_status
-    assert info.value.gas_used == 1_000
+    assert "EINSUFFICIENT_BALANCE" in info.value.vm_status
+    assert info.value.gas_used > 0
     assert h.recorder.events[-1][-1] == "failed"
     assert h.signer.allocator.in_flight == frozenset() and not h.signer.allocator.stalled
 
 
-async def test_chain_id_mismatch_refused_before_signing() -> None:
-    for headers in (True, False):
-        h = make_harness(FakeNode(chain_id=1, ledger_headers=headers))
-        with pytest.raises(ChainIdMismatch, match="chain id 1"):
-            await h.signer.execute(router_txdata(), swap_intent())
-        assert h.fake.requests == ["GET /v1"]
-        await h.close()
+@pytest.mark.parametrize("headers", [True, False])
+async def test_chain_id_mismatch_refused_before_signing(headers: bool) -> None:
+    h = chain_rig()
+    h.set_node(chain_id=1, ledger_headers=headers)
+    with pytest.raises(ChainIdMismatch, match="chain id 1"):
+        await h.signer.execute(router_txdata(), swap_intent())
+    assert h.wire.requests == ["GET /v1"]
+    await h.close()
 
 
-async def test_refuses_another_function_before_fetching_anything(harness: Harness) -> None:
+async def test_refuses_another_function_before_fetching_anything(harness: ChainRig) -> None:
     h = harness
     transfer = {
         "function": "0x1::aptos_account::transfer",
@@ -323,15 +387,12 @@ async def test_refuses_another_function_before_fetching_anything(harness: Harnes
         await h.signer.execute(transfer, swap_intent())
     assert "0x1::aptos_account::transfer" in str(info.value)
     assert "[chain].allowed_functions" in str(info.value)
-    assert h.fake.requests == [] and h.fake.submissions == []
+    assert h.wire.requests == [] and h.wire.submissions == []
 
 
 async def test_refuses_a_plain_transfer_even_when_allowlisted_by_its_effects() -> None:
-    from bot.aptos.address import FunctionId
-    from bot.chain.policy import ROUTER_FUNCTION
-
     allowed = frozenset({ROUTER_FUNCTION, FunctionId.parse("0x1::aptos_account::transfer")})
-    h = make_harness(policy=default_policy(allowed_functions=allowed))
+    h = chain_rig(default_policy(allowed_functions=allowed))
     transfer = {
         "function": "0x1::aptos_account::transfer",
         "type_arguments": [],
@@ -339,42 +400,57 @@ async def test_refuses_a_plain_transfer_even_when_allowlisted_by_its_effects() -
     }
     with pytest.raises(PolicyRefused, match="beyond gas"):
         await h.signer.execute(transfer, swap_intent())
-    assert h.fake.submissions == []
+    assert h.wire.submissions == []
     await h.close()
 
 
-async def test_router_call_paying_someone_else_is_refused(harness: Harness) -> None:
+async def test_router_call_paying_someone_else_is_refused(harness: ChainRig) -> None:
     h = harness
-    h.fake.pay_to = OTHER
+    h.set_node(router_pays_to=str(OTHER))
     with pytest.raises(PolicyRefused) as info:
         await h.signer.execute(router_txdata(), swap_intent())
     assert str(OTHER) in str(info.value) and "not to the recipient" in str(info.value)
-    assert h.fake.submissions == []
+    assert h.wire.submissions == []
 
 
 async def test_deposit_into_escrow() -> None:
-    from bot.aptos.address import FunctionId
-    from bot.chain.policy import ROUTER_FUNCTION, Intent, IntentKind
-
-    deposit = FunctionId(ORDERS_ADDRESS, "paper_orders", "deposit")
-    h = make_harness(policy=default_policy(allowed_functions=frozenset({ROUTER_FUNCTION, deposit})))
-    data = {"function": str(deposit), "type_arguments": [], "arguments": [S, "500"]}
-    intent = Intent(
-        kind=IntentKind.DEPOSIT, sender=SENDER, sell=SELL, sell_amount=500, escrow=ESCROW
+    deposit = FunctionId.parse(order_function("limit", "deposit"))
+    h = chain_rig(default_policy(allowed_functions=frozenset({ROUTER_FUNCTION, deposit})))
+    market = h.world.market
+    order = market.limit.create(
+        owner=str(SENDER),
+        recipient=str(SENDER),
+        sell=market.tokens.require(SELL.fa_address or ""),
+        buy=market.tokens.require(BUY.fa_address or ""),
+        amount=500,
+        rate=Decimal(1),
+        slippage=Decimal(1),
+        expiry=None,
+        now=market.now,
+        escrow_now=False,
     )
-    outcome = await h.signer.execute(data, intent)
-    assert outcome.success and h.fake.balance(ESCROW, S) == 500
-    with pytest.raises(PolicyRefused, match="escrow"):
-        await h.signer.execute(
-            data,
-            Intent(
-                kind=IntentKind.DEPOSIT, sender=SENDER, sell=SELL, sell_amount=500, escrow=OTHER
-            ),
+    data = OrderRenderer.deposit_tx_data("limit", order)
+
+    def intent(escrow: Address) -> Intent:
+        return Intent(
+            kind=IntentKind.DEPOSIT,
+            sender=SENDER,
+            sell=SELL,
+            sell_amount=500,
+            escrow=escrow,
+            order_id=order.order_id,
         )
+
+    with pytest.raises(PolicyRefused, match="escrow"):
+        await h.signer.execute(data, intent(OTHER))
+    assert h.wire.submissions == []
+    outcome = await h.signer.execute(data, intent(Address.parse(PAPER_ORDERS_ADDRESS)))
+    assert outcome.success and h.balance(SENDER, SELL) == FUNDED - 500
+    assert market.limit.get(order.order_id).status != "pending"  # funded: it trades
     await h.close()
 
 
-async def test_txdata_that_does_not_fit_the_abi(harness: Harness) -> None:
+async def test_txdata_that_does_not_fit_the_abi(harness: ChainRig) -> None:
     data = router_txdata()
     data["arguments"] = data["arguments"][:-1]
     with pytest.raises(InvalidTxData, match="expects 20 arguments"):
@@ -383,41 +459,38 @@ async def test_txdata_that_does_not_fit_the_abi(harness: Harness) -> None:
         await harness.signer.execute({**router_txdata(), "arguments": "x"}, swap_intent())
 
 
-async def test_key_that_is_not_the_accounts_auth_key() -> None:
-    h = make_harness(fund=False)
-    h.fake.fund(SENDER, APT, 10**10, auth_key=b"\x01" * 32)  # rotated elsewhere
+async def test_key_that_is_not_the_accounts_auth_key(harness: ChainRig) -> None:
+    h = harness
+    h.world.chain.rotate_key(str(SENDER), "0x" + "01" * 32)  # rotated elsewhere
     with pytest.raises(KeyMismatch, match=str(SENDER)):
         await h.signer.execute(router_txdata(), swap_intent())
-    await h.close()
 
 
 async def test_unfunded_account() -> None:
-    h = make_harness(fund=False)
+    h = chain_rig(fund=False)
     with pytest.raises(AccountNotFound, match="fund it first"):
         await h.signer.execute(router_txdata(), swap_intent())
     await h.close()
 
 
-async def test_node_unreachable_while_waiting_is_outcome_unknown(harness: Harness) -> None:
+async def test_node_unreachable_while_waiting_is_outcome_unknown(harness: ChainRig) -> None:
     h = harness
-    real = h.transport.handle_async_request
+    real = h.wire.handle_async_request
 
     async def down_after_submit(request: httpx.Request) -> httpx.Response:
-        if h.fake.submissions and request.method == "GET":
+        if h.wire.submissions and request.method == "GET":
             raise httpx.ConnectError("refused", request=request)
         return await real(request)
 
-    h.transport.handle_async_request = down_after_submit  # type: ignore[method-assign]
+    h.wire.handle_async_request = down_after_submit  # type: ignore[method-assign]
     with pytest.raises(SubmitOutcomeUnknown) as info:
         await h.signer.execute(router_txdata(), swap_intent())
     assert info.value.tx_hash in h.recorder.submitted
-    assert len(h.fake.submissions) == 1
+    assert len(h.wire.submissions) == 1
     assert h.signer.allocator.stalled
 
 
-async def test_intent_of_another_sender_refused(harness: Harness) -> None:
-    from bot.chain.policy import Intent, IntentKind
-
+async def test_intent_of_another_sender_refused(harness: ChainRig) -> None:
     intent = Intent(
         kind=IntentKind.SWAP, sender=OTHER, sell=SELL, sell_amount=1, buy=BUY, min_out=1
     )
@@ -425,7 +498,7 @@ async def test_intent_of_another_sender_refused(harness: Harness) -> None:
         await harness.signer.execute(router_txdata(), intent)
 
 
-def test_signer_repr_holds_no_key(harness: Harness) -> None:
-    text = repr(harness.signer)
-    assert str(SENDER) in text
-    assert KEY.key.encode().hex() not in text
+def test_signer_repr_holds_no_key(harness: ChainRig) -> None:
+    for text in (repr(harness.signer), repr(harness.signer.submitter)):
+        assert str(SENDER) in text
+        assert KEY.key.encode().hex() not in text

@@ -13,7 +13,7 @@ from decimal import Decimal
 import pytest
 
 from bot.chain.errors import PolicyRefused
-from tests.unit.chain.support import default_policy, router_txdata, swap_intent
+from harness.paper_chain import default_policy, router_txdata, swap_intent
 
 
 @pytest.mark.parametrize(

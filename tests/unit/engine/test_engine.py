@@ -19,14 +19,15 @@ from bot.engine.actions import CreateDca, Swap
 from bot.engine.brokers import DryRunBroker, LiveBroker
 from bot.engine.engine import Engine
 from bot.engine.executor import Executor
+from bot.engine.live_ports import live_engine
 from bot.engine.risk import RiskChecker
 from bot.engine.scheduling import Driver, Job, make_trigger
 from bot.engine.strategy import Action, Context, Strategy, StrategyParams
 from bot.engine.tracker import OrderTracker
 from bot.journal import Journal, JournalError
 from bot.paper.world import PaperWorld
+from harness.paper_signing import address_of, fixed_key
 from tests.support.paper_rig import paper_rig
-from tests.support.paper_signing import address_of, fixed_key
 
 KEY = fixed_key("engine-tests")
 WALLET = address_of(KEY)
@@ -111,7 +112,7 @@ class Rig:
         )
         checker = RiskChecker(risk or RiskSettings(), self.journal, self.world.market.tokens.book)
         tracker = OrderTracker(self.client, self.journal, self.world.market.clock, WALLET)
-        return Engine(
+        return live_engine(
             client=self.client,
             journal=self.journal,
             clock=self.world.market.clock,
@@ -239,3 +240,21 @@ async def test_a_strategys_saved_values_are_written_together(rig: Rig) -> None:
     with pytest.raises(JournalError, match=r"float 0\.5 refused"):
         rig.journal.set_states("s", {"a": Decimal(2), "c": 0.5}, at=moment)
     assert rig.journal.states("s") == {"a": Decimal("1.5"), "b": [1, 2]}  # nothing written
+
+
+class SavesFloat(Strategy):
+    """Saves a value the journal refuses (a float) on every tick."""
+
+    name = "saves_float"
+
+    async def on_tick(self, ctx: Context) -> list[Action]:
+        ctx.save("ratio", 0.5)
+        return []
+
+
+async def test_a_value_the_journal_refuses_fails_the_tick_not_the_engine(rig: Rig) -> None:
+    engine = rig.engine([SavesFloat("bad", StrategyParams())])
+    report = await engine.tick("bad")  # never raises
+    assert not report.ok and report.error is not None and "float 0.5 refused" in report.error
+    assert engine.stats["bad"].errors == 1
+    assert rig.journal.states("bad") == {}  # nothing written

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bot.api import PanoraClient
-from bot.chain import NodeClient
+from bot.chain import InMemoryRecorder, NodeClient, Signer
 from bot.clock import SteppedClock
 from bot.config import PaperFaultSettings
 from bot.engine.actions import CancelLimit, CreateDca, CreateLimit, Swap
@@ -20,8 +20,8 @@ from bot.engine.executor import Executor
 from bot.engine.reconcile import Reconciler
 from bot.journal import Journal
 from bot.paper.world import PaperWorld
+from harness.paper_signing import address_of, fixed_key
 from tests.support.paper_rig import paper_rig
-from tests.support.paper_signing import address_of, fixed_key
 
 KEY = fixed_key("executor-tests")
 WALLET = address_of(KEY)
@@ -104,9 +104,27 @@ async def test_onchain_cancel_signs_the_withdraw(onchain: Rig) -> None:
     )
     assert cancelled.state == "confirmed" and cancelled.tx_hash
     assert onchain.world.market.limit.get(created.order_id).status == "cancelled"
-    # The recorder's per-intent memory is let go once each execution is over: a daemon
-    # running for months would otherwise keep one entry per intent.
-    assert onchain.executor.recorder.last_hash == {}
+    # Each transaction is filed under the intent it was signed for.
+    for result in (created, cancelled):
+        [tx] = onchain.journal.transactions(intent_id=result.intent_id)
+        assert tx.hash == result.tx_hash
+
+
+async def test_a_signer_recording_elsewhere_is_refused(onchain: Rig) -> None:
+    # The executor reads back from its journal what was signed for an intent: a signer
+    # recording anywhere else would turn "sent" into "not sent" on an error.
+    signer = onchain.executor.signer
+    assert signer is not None
+    elsewhere = Signer(onchain.node, KEY, signer.policy, InMemoryRecorder())
+    with pytest.raises(ValueError, match="JournalRecorder"):
+        Executor(
+            journal=onchain.journal,
+            client=onchain.client,
+            clock=onchain.executor.clock,
+            wallet=WALLET,
+            tokens=onchain.executor.tokens,
+            signer=elsewhere,
+        )
 
 
 async def test_a_swap_is_signed_and_committed(onchain: Rig) -> None:

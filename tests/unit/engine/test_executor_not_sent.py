@@ -17,8 +17,8 @@ from bot.aptos.address import Address
 from bot.chain import AccountNotFound, ChainError, NodeUnavailable, SubmitOutcomeUnknown
 from bot.engine.actions import CreateDca
 from bot.engine.reconcile import Reconciler
+from harness.paper_signing import fixed_key
 from tests.support.paper_rig import PaperRig, paper_rig
-from tests.support.paper_signing import fixed_key
 
 KEY = fixed_key("executor-not-sent")
 HASH = "0x" + "ab" * 32
@@ -56,9 +56,11 @@ def failing(
 ) -> Callable[..., Awaitable[Any]]:
     """A signer's `execute` raising `error`, after recording `signed` as sent when given."""
 
-    async def execute(tx_data: Any, intent: Any) -> Any:
+    async def execute(tx_data: Any, intent: Any, *, intent_id: int | None = None) -> Any:
         if signed is not None:
-            await rig.executor.recorder.before_submit(signed, Address.parse(rig.wallet), 0, {})
+            await rig.signer.recorder.before_submit(
+                signed, Address.parse(rig.wallet), 0, {}, intent_id=intent_id
+            )
         raise error
 
     return execute
@@ -131,7 +133,8 @@ async def test_an_error_after_signing_stays_unknown_with_its_hash(
     assert (result.state, result.tx_hash) == ("unknown", HASH)
     again = await rig.executor.execute("s1", dca())
     assert again.duplicate and again.state == "unknown"  # never resent blindly
-    assert rig.executor.recorder.last_hash == {}
+    [tx] = rig.journal.transactions(intent_id=result.intent_id)
+    assert tx.hash == HASH
 
 
 async def test_a_lost_submit_answer_is_unknown_even_unrecorded(

@@ -15,7 +15,7 @@ from bot.engine.evidence import deposits_of, hash_key, order_tx_hashes
 from bot.engine.observe import ForeignOrders, foreign_wallet
 from bot.journal import TransactionView
 from bot.ops.alert_sources import AlertSources
-from tests.unit.ops.test_alert_sources import FakeAlerter
+from tests.support.alerts import FakeAlerter
 
 OURS = "0x" + "ab" * 32
 OTHER = "0x" + "cd" * 32

@@ -16,12 +16,12 @@ import pytest
 
 from bot.config import PaperFaultSettings, RiskSettings, StrategyEntry
 from bot.engine.brokers import LiveBroker
-from bot.engine.engine import Engine
+from bot.engine.live_ports import live_engine
 from bot.engine.plugins import build_strategy
 from bot.engine.reconcile import Reconciler
 from bot.engine.risk import RiskChecker
+from harness.paper_signing import fixed_key
 from tests.support.paper_rig import PaperRig, paper_rig
-from tests.support.paper_signing import fixed_key
 
 KEY = fixed_key("progress-engine")
 # A 5xx before anything is applied: the outcome is unknown to the bot (a server may fail
@@ -44,7 +44,7 @@ async def test_a_key_held_by_an_unknown_outcome_is_stuck_until_settled(rig: Pape
         name="dca", plugin="recurring_dca", schedule={"interval_seconds": 3600}, params=params
     )
     book = rig.world.market.tokens.book
-    engine = Engine(
+    engine = live_engine(
         client=rig.client,
         journal=rig.journal,
         clock=rig.clock,

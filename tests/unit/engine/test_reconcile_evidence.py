@@ -20,8 +20,8 @@ import pytest
 from bot.engine.actions import CreateLimit
 from bot.engine.reconcile import Reconciler, Resolution
 from bot.journal import Journal
+from harness.paper_signing import address_of, fixed_key
 from tests.support.paper_rig import PaperRig, paper_rig
-from tests.support.paper_signing import address_of, fixed_key
 
 KEY = fixed_key("reconcile-evidence")
 WALLET = address_of(KEY)

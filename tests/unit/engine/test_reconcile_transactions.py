@@ -11,15 +11,15 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from bot.chain import TxOutcome
+from bot.chain import Signer, TxOutcome
 from bot.clock import SteppedClock
 from bot.engine.actions import Swap
 from bot.engine.executor import Executor
 from bot.engine.reconcile import Reconciler
 from bot.engine.recorder import JournalRecorder
 from bot.journal.codec import encode_json
-from tests.support.paper_rig import PaperRig, paper_rig
-from tests.support.paper_signing import address_of, fixed_key
+from harness.paper_signing import address_of, fixed_key
+from tests.support.paper_rig import PaperRig, no_wait, paper_rig
 
 KEY = fixed_key("reconcile-transactions")
 WALLET = address_of(KEY)
@@ -51,8 +51,14 @@ async def test_a_committed_transaction_left_signed_is_recorded_committed(tmp_pat
             clock=rig.clock,
             wallet=WALLET,
             tokens=rig.world.market.tokens.book,
-            signer=rig.signer,
-            recorder=DiesBeforeTheOutcome(rig.journal, rig.clock),
+            signer=Signer(
+                rig.node,
+                KEY,
+                rig.signer.policy,
+                DiesBeforeTheOutcome(rig.journal, rig.clock),
+                sleep=no_wait,
+                settings=rig.signer.settings,
+            ),
         )
         swap = Swap(key="s", sell="APT", buy="USDC", sell_amount=Decimal(1), slippage=Decimal(1))
         result = await executor.execute("s1", swap)

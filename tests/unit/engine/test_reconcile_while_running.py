@@ -17,8 +17,8 @@ from pathlib import Path
 from bot.engine.actions import CreateDca
 from bot.engine.reconcile import STALE_SENT, Reconciler
 from bot.journal import OrderSnapshot
+from harness.paper_signing import address_of, fixed_key
 from tests.support.paper_rig import paper_rig
-from tests.support.paper_signing import address_of, fixed_key
 
 KEY = fixed_key("reconcile-while-running")
 WALLET = address_of(KEY)

@@ -12,19 +12,20 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli.run_cmd import build_engine
-from bot.cli.runtime import Runtime
+from bot.app.build import build_engine
+from bot.app.runtime import Runtime
 from bot.config import load_settings
 from bot.engine.brokers import DryRunBroker, LiveBroker
 from bot.engine.engine import Engine, TickReport
+from bot.engine.live_ports import live_engine
 from bot.engine.risk import RiskChecker
 from bot.engine.state_store import JournalStateStore, OverlayStateStore
 from bot.engine.strategy import Strategy
 from bot.journal import Journal, JournalError
+from harness.paper_signing import address_of, fixed_key
 from strategies.limit_ladder import LimitLadder, LimitLadderParams
 from strategies.recurring_dca import RecurringDca, RecurringDcaParams
 from tests.support.paper_rig import PaperRig, paper_rig
-from tests.support.paper_signing import address_of, fixed_key
 
 KEY = fixed_key("state-store-tests")
 WALLET = address_of(KEY)
@@ -53,7 +54,7 @@ def strategies() -> list[Strategy]:
 def engine_of(rig: PaperRig, *, dry_run: bool) -> Engine:
     tokens = rig.world.market.tokens.book
     journal_state = JournalStateStore(rig.journal)
-    return Engine(
+    return live_engine(
         client=rig.client,
         journal=rig.journal,
         clock=rig.clock,

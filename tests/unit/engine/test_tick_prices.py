@@ -15,11 +15,11 @@ import pytest
 
 from bot.config import RiskSettings, StrategyEntry
 from bot.engine.brokers import LiveBroker
-from bot.engine.engine import Engine
+from bot.engine.live_ports import live_engine
 from bot.engine.plugins import build_strategy
 from bot.engine.risk import RiskChecker
+from harness.paper_signing import fixed_key
 from tests.support.paper_rig import PaperRig, paper_rig
-from tests.support.paper_signing import fixed_key
 
 KEY = fixed_key("tick-prices")
 
@@ -45,7 +45,7 @@ async def test_a_tick_prices_only_the_tokens_its_strategies_name(rig: PaperRig) 
         return await real(tokens, **kwargs)
 
     rig.client.get_prices = spy  # type: ignore[method-assign]
-    engine = Engine(
+    engine = live_engine(
         client=rig.client,
         journal=rig.journal,
         clock=rig.clock,

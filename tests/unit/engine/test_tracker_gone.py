@@ -17,7 +17,7 @@ from bot.clock import SteppedClock
 from bot.engine.events import OrderDisappeared
 from bot.engine.tracker import LOST, MISSING, OrderTracker
 from bot.journal import Journal
-from tests.property.test_tracker_fuzz import limit_page, poll, record, rig, snapshot
+from tests.support.tracker_rig import limit_page, poll, record, rig, snapshot
 
 START = datetime(2026, 1, 1, tzinfo=UTC)  # the fuzz rig's stepped clock
 REASON = "unknown to the test world"
@@ -125,7 +125,6 @@ def test_a_missing_order_is_closed_once_the_provider_is_known_authoritative(
             ("active", MISSING),
             (MISSING, LOST),
         ]
-
 
 
 def test_an_order_seen_again_is_news_again_when_it_disappears_again(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from typing import Any
 
 import structlog
 
-from bot.cli.record_cmd import daemon_record_jobs
-from bot.cli.runtime import Runtime
+from bot.app.record_jobs import daemon_record_jobs
+from bot.app.runtime import Runtime
 from bot.config import Settings
 from bot.engine.scheduling import Driver
 from bot.journal import PriceTickRow

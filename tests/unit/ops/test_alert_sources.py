@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from bot.aptos.tokens import Token, TokenBook
-from bot.clock import SteppedClock
 from bot.config import AlertSettings, RiskSettings
 from bot.engine.actions import CreateDca, Swap
 from bot.engine.brokers import ActionOutcome
@@ -28,37 +26,12 @@ from bot.engine.events import (
 from bot.engine.risk import RiskChecker, RiskRefusal
 from bot.journal import Journal, OrderSnapshot
 from bot.ops.alert_sources import AlertSources
+from tests.support.alerts import START, FakeAlerter
 
-START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 WALLET = "0x" + "ab" * 32
 APT = Token(8, "APT", coin_type="0x1::aptos_coin::AptosCoin")
 USDC = Token(6, "USDC", fa_address="0x" + "bae" + "0" * 61)
 ORDER_ID = "0xab12cd34ef56ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12"
-
-
-@dataclass
-class Emitted:
-    kind: str
-    text: str
-    fields: dict[str, object]
-
-
-@dataclass
-class FakeAlerter:
-    """Records emits; `wanted` None means every kind."""
-
-    clock: SteppedClock = field(default_factory=lambda: SteppedClock(START))
-    wanted: set[str] | None = None
-    emitted: list[Emitted] = field(default_factory=list)
-
-    def wants(self, kind: str) -> bool:
-        return self.wanted is None or kind in self.wanted
-
-    def emit(self, kind: str, text: str, **fields: object) -> None:
-        self.emitted.append(Emitted(kind, text, fields))
-
-    def kinds(self) -> list[str]:
-        return [e.kind for e in self.emitted]
 
 
 @pytest.fixture

@@ -274,7 +274,7 @@ def test_telegram_says_when_to_retry_in_a_header_or_its_body(
     headers: dict[str, str], payload: dict[str, Any], seconds: float | None
 ) -> None:
     channel = TelegramChannel("https://api.telegram.org", SecretStr(TOKEN), "-100")
-    assert channel.retry_after(httpx.Response(429, headers=headers, json=payload)) == seconds
+    assert channel.retry_after(httpx.Response(429, headers=headers, json=payload), NOW) == seconds
 
 
 def test_telegrams_reason_for_a_refusal_is_kept_for_the_log_without_the_token() -> None:

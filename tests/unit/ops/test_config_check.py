@@ -101,7 +101,7 @@ def test_strategy_problems_come_from_the_shared_plugin_check() -> None:
         "strategy 'a': unknown strategy plugin 'limit_ladderr' (closest: limit_ladder; available:"
     )
     assert report.problems[1].startswith(
-        "strategy 'b' (recurring_dca): params.interval: '1 hr' is not a period"
+        "strategy 'b' (recurring_dca): params.interval: '1 hr' is not a duration"
     )
     assert len(report.problems) == 2
 

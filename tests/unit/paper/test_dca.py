@@ -17,7 +17,7 @@ from bot.paper.core.orders import (
     add_period,
     human_rate,
 )
-from tests.unit.paper.support import (
+from tests.support.paper_engines import (
     ALICE,
     APT,
     BOB,

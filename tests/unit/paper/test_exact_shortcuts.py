@@ -35,7 +35,7 @@ from bot.paper.core.swaps import (
     execute_swap,
     quote_swap,
 )
-from tests.unit.paper.support import APT, T0, USDC
+from tests.support.paper_engines import APT, T0, USDC
 
 USDC_KEY, APT_KEY = USDC.address, APT.address
 CTX80 = Context(prec=80)

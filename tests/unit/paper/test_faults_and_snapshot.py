@@ -16,45 +16,16 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.config import PaperFaultSettings, PaperSettings
+from bot.config import PaperFaultSettings
 from bot.paper.faces.provider_api import ProviderApi
 from bot.paper.faults import Fault, FaultPlan
 from bot.paper.world import PaperWorld, SnapshotError, build_world
+from tests.support.paper_service import CREATE, client_for, dca_body, paper_settings
 
 KEY = "k"
 APT = "0x1::aptos_coin::AptosCoin"
 USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"
 WALLET = "0x" + "ab" * 32
-CREATE = "/dca/v1/createOrder"
-
-
-def paper_settings(**overrides: Any) -> PaperSettings:
-    values: dict[str, Any] = {
-        "clock": "stepped",
-        "api_keys": [KEY],
-        "rate_limit_per_second": 1e6,
-        "rate_limit_burst": 1_000_000,
-    }
-    values.update(overrides)
-    return PaperSettings(**values)
-
-
-def client_for(app: Any, key: str = KEY) -> httpx.AsyncClient:
-    return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://paper", headers={"x-api-key": key}
-    )
-
-
-def dca_body(value: str = "10") -> dict[str, Any]:
-    return {
-        "chainId": "1",
-        "toWalletAddress": WALLET,
-        "fromTokenAddress": APT,
-        "toTokenAddress": USDC,
-        "fromTokenAmount": {"value": value, "type": "total"},
-        "interval": {"value": "1", "timePeriod": "hour"},
-        "numberOfOrders": 4,
-    }
 
 
 async def listed(client: httpx.AsyncClient, kind: str = "dca") -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from bot.paper.core.dca import DcaOrder
 from bot.paper.core.ledger import InsufficientFunds
 from bot.paper.core.limit import LimitOrder
 from bot.paper.core.orders import KEEPER_WALLET, NotOwner, OrderStateError, UnknownOrder
-from tests.unit.paper.support import (
+from tests.support.paper_engines import (
     ALICE,
     APT,
     BOB,

@@ -19,7 +19,7 @@ import pytest
 from bot.config import PaperFunding, PaperNodeSettings, PaperSettings
 from bot.paper.faults import NodeReadFault
 from bot.paper.world import PaperWorld, build_world
-from tests.support.paper_signing import BCS, address_of, build_signed, fixed_key
+from harness.paper_signing import BCS, address_of, build_signed, fixed_key
 
 KEY = fixed_key("paper-node-reads")
 WALLET = address_of(KEY)

@@ -16,12 +16,12 @@ import pytest
 
 from bot.aptos.tokens import Token
 from bot.clock import parse_utc
-from bot.config import PaperSettings
 from bot.paper.core.orders import KEEPER_WALLET
 from bot.paper.core.router import ROUTER_FUNCTION, RouterCall
 from bot.paper.faces.provider_api import ProviderApi
 from bot.paper.service import PaperService
 from bot.paper.world import PaperWorld, build_world
+from tests.support.paper_service import client_for, paper_settings
 
 KEY = "k"
 APT = "0x1::aptos_coin::AptosCoin"
@@ -110,22 +110,6 @@ PRICE_RECORD = {  # the docs' example and SDK 1.3.1 `TokenPrice` (wire decision 
     "nativePrice",
     "priceChange24H",
 }
-
-
-def paper_settings(**overrides: Any) -> PaperSettings:
-    return PaperSettings(
-        clock="stepped",
-        api_keys=[KEY],
-        rate_limit_per_second=1e6,
-        rate_limit_burst=1_000_000,
-        **overrides,
-    )
-
-
-def client_for(app: Any) -> httpx.AsyncClient:
-    return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://paper", headers={"x-api-key": KEY}
-    )
 
 
 def new_world(**overrides: Any) -> PaperWorld:

@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.config import PaperSettings
 from bot.paper.faces.provider_api import ProviderApi
 from bot.paper.service import PaperService
 from bot.paper.world import PaperWorld, build_world
+from tests.support.paper_service import assert_fail, client_for, paper_settings
 
 KEY = "k"
 APT = "0x1::aptos_coin::AptosCoin"
@@ -26,19 +26,6 @@ UNKNOWN = "0x" + "cd" * 32
 WALLET = "0x" + "ab" * 32
 OTHER = "0x" + "a2" * 32
 APT_UNITS = 10**8
-
-
-def paper_settings() -> PaperSettings:
-    return PaperSettings(
-        clock="stepped", api_keys=[KEY], rate_limit_per_second=1e6, rate_limit_burst=1_000_000
-    )
-
-
-def client_for(app: Any, key: str | None = KEY) -> httpx.AsyncClient:
-    headers = {"x-api-key": key} if key is not None else {}
-    return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://paper", headers=headers
-    )
 
 
 @pytest.fixture
@@ -61,20 +48,6 @@ async def legacy(world: PaperWorld) -> AsyncIterator[httpx.AsyncClient]:
     api = ProviderApi(service, world.settings, sync=world.market.sync)
     async with client_for(api) as c:
         yield c
-
-
-def assert_fail(response: httpx.Response, status: int, *words: str) -> str:
-    """The spec's error shape with `status`; the message contains every word. Returns it."""
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert set(body) == {"statusCode", "message", "status"}
-    assert body["statusCode"] == status
-    assert body["status"] == "fail"
-    message = body["message"]
-    assert isinstance(message, str)
-    for word in words:
-        assert word in message, f"{word!r} not in {message!r}"
-    return message
 
 
 def quote_params(**overrides: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ import pytest
 
 from bot.config import PaperSettings
 from bot.paper.world import PaperWorld, build_world
-from tests.unit.paper.test_service_rules import assert_fail
+from tests.support.paper_service import assert_fail
 
 KEY = "k"
 APT = "0x1::aptos_coin::AptosCoin"

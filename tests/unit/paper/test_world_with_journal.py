@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from bot.cli.runtime import SNAPSHOT_SUFFIX, embedded_snapshot
+from bot.app.runtime import SNAPSHOT_SUFFIX, embedded_snapshot
 from bot.config import PaperSettings, Settings
 from bot.paper.world import SnapshotError, build_world, make_clock, write_snapshot
-from tests.unit.paper.test_faults_and_snapshot import CREATE, client_for, dca_body, paper_settings
+from tests.support.paper_service import CREATE, client_for, dca_body, paper_settings
 
 LATER = datetime(2027, 6, 1, 12, tzinfo=UTC)
 WALLET = "0x" + "ab" * 32

@@ -18,6 +18,7 @@ from bot.config import RiskSettings, Schedule, StrategyEntry
 from bot.engine.brokers import LiveBroker
 from bot.engine.engine import Engine
 from bot.engine.executor import Executor
+from bot.engine.live_ports import live_engine
 from bot.engine.plugins import build_strategy
 from bot.engine.risk import RiskChecker
 from bot.engine.scheduling import Driver, Job, make_trigger
@@ -25,8 +26,8 @@ from bot.engine.strategy import CreateLimit, Strategy, Swap
 from bot.engine.tracker import OrderTracker
 from bot.journal import Journal
 from bot.paper.world import PaperWorld
+from harness.paper_signing import address_of, fixed_key
 from tests.support.paper_rig import paper_rig
-from tests.support.paper_signing import address_of, fixed_key
 
 KEY = fixed_key("strategy-paper-tests")
 WALLET = address_of(KEY)
@@ -42,7 +43,7 @@ class Rig:
 
     def engine(self, strategies: list[Strategy]) -> Engine:
         book = self.world.market.tokens.book
-        return Engine(
+        return live_engine(
             client=self.client,
             journal=self.journal,
             clock=self.world.market.clock,

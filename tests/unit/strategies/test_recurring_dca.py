@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from bot.engine.events import OrderFilled
 from bot.engine.strategy import CreateDca
-from strategies.recurring_dca import RecurringDca, parse_period, period_length
+from strategies.recurring_dca import RecurringDca
 from tests.unit.strategies.support import Ticker, build, context, order
 
 PARAMS = {
@@ -89,7 +89,8 @@ async def test_an_order_event_renews_at_once() -> None:
     [
         ({"amount_per_order": "-5"}, "greater than 0"),
         ({"orders": 0}, "greater than or equal to 1"),
-        ({"interval": "1 fortnight"}, "not a period"),
+        ({"interval": "1 fortnight"}, "not a duration"),
+        ({"interval": "90s"}, "not a whole number of minutes"),
         ({"min_rate": "2", "max_rate": "1"}, "min_rate must not exceed max_rate"),
         ({"to_token": "usdc"}, "must differ"),
         ({"amount": "5"}, "Extra inputs"),
@@ -100,9 +101,12 @@ def test_params_are_checked(change: dict[str, object], message: str) -> None:
         RecurringDca.Params.model_validate({**PARAMS, **change})
 
 
-def test_periods() -> None:
-    assert parse_period(" 2 Days ") == (2, "day")
-    assert period_length("12 hour").total_seconds() == 12 * 3600
-    assert period_length("1 month").days == 30
-    with pytest.raises(ValueError, match="not a period"):
-        parse_period("0 day")
+def test_an_interval_in_short_form_is_kept_in_words() -> None:
+    params = RecurringDca.Params.model_validate({**PARAMS, "interval": "6h"})
+    assert params.model_dump()["interval"] == "6 hour"
+    assert (
+        RecurringDca.Params.model_validate({**PARAMS, "interval": "2 days"}).model_dump()[
+            "interval"
+        ]
+        == "2 day"
+    )

@@ -17,9 +17,9 @@ import pytest
 from pydantic import ValidationError
 
 from bot.engine.events import OrderCancelled
-from bot.engine.strategy import CancelLimit, CreateDca, CreateLimit, OrderInfo
+from bot.engine.strategy import CancelLimit, CreateDca, CreateLimit, OrderInfo, cancelled_by_user
 from strategies.limit_ladder import LimitLadder
-from strategies.recurring_dca import RecurringDca, cancelled_by_user
+from strategies.recurring_dca import RecurringDca
 from strategies.take_profit import TakeProfit
 from tests.unit.strategies.support import APT, NOW, USDC, Ticker, build, context, market, order
 

@@ -20,11 +20,12 @@ from bot.config import RiskSettings, StrategyEntry
 from bot.engine.brokers import LiveBroker
 from bot.engine.commands import CLI_STRATEGY, process_commands
 from bot.engine.engine import Engine
+from bot.engine.live_ports import live_engine
 from bot.engine.plugins import build_strategy
 from bot.engine.risk import RiskChecker
 from bot.engine.tracker import OrderTracker
+from harness.paper_signing import fixed_key
 from tests.support.paper_rig import PaperRig, paper_rig
-from tests.support.paper_signing import fixed_key
 
 KEY = fixed_key("user-cancel-tests")
 
@@ -48,7 +49,7 @@ def engine_for(rig: PaperRig, **extra: object) -> Engine:
         name="dca", plugin="recurring_dca", schedule={"interval_seconds": 3600}, params=params
     )
     book = rig.world.market.tokens.book
-    return Engine(
+    return live_engine(
         client=rig.client,
         journal=rig.journal,
         clock=rig.clock,

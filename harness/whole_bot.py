@@ -4,7 +4,7 @@ A `Rig` owns one folder: the config (TOML, rewritten when the world's URL change
 wallet's key file, the journal, the paper world's snapshot and the processes' logs. It
 starts the paper world (`bot paper serve --port 0`, on an accelerated clock, or stepped
 to freeze it for the final audit) and the daemon (`bot run`, through
-tests/support/bot_child.py, which adds stamps on stderr and changes nothing else), and
+harness/bot_child.py, which adds stamps on stderr and changes nothing else), and
 runs CLI verbs (`bot reconcile`).
 
 The daemon trades on the wall clock (a served world is reached over HTTP, and the bot's
@@ -38,10 +38,10 @@ from bot.config import PaperSettings
 from bot.journal import Journal
 from bot.money import to_base_units
 from bot.paper.world import PaperWorld, build_world
-from tests.support.audit import Audit, audit
-from tests.support.bot_child import STAMP
+from harness.audit import Audit, audit
+from harness.bot_child import STAMP
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PAPER_KEY = "whole-bot-paper-key"
 HEADERS = {"x-api-key": PAPER_KEY}
 
@@ -226,7 +226,7 @@ class Rig:
         command = [sys.executable, "-m", "bot", "-c", str(self.config), "paper", "serve"]
         command += ["--port", "0"] + (["--clock", clock] if clock else [])
         err = (self.logs / "world.err").open("a")
-        process = subprocess.Popen(
+        process = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
             command, stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT, env=self.env()
         )
         err.close()
@@ -276,7 +276,7 @@ class Rig:
         self._runs += 1
         self._bots = [b for b in self._bots if b.alive()]
         run = BotRun.start(
-            [sys.executable, "-m", "tests.support.bot_child", "-c", str(self.config), "run"],
+            [sys.executable, "-m", "harness.bot_child", "-c", str(self.config), "run"],
             env=self.env(**extra),
             log=self.logs / f"bot-{self._runs:04d}",
         )
@@ -285,7 +285,7 @@ class Rig:
 
     def cli(self, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
         """Run one `bot` verb with this config."""
-        return subprocess.run(
+        return subprocess.run(  # noqa: S603 - our own interpreter and arguments
             [sys.executable, "-m", "bot", "-c", str(self.config), *args],
             cwd=ROOT,
             env=self.env(),
@@ -314,9 +314,11 @@ class Settled:
 
 
 def settle_and_audit(rig: Rig, *, tx_timeout: float = 60.0) -> Settled:
-    """With the daemon stopped: wait until no transaction can still land, freeze the world
-    (restarted on a stepped clock, faults off), `bot reconcile --grace-minutes 0` (settle
-    what nothing matched, one tracker poll), then audit the journal against the world.
+    """Settle a stopped daemon's world, reconcile, and audit the journal against it.
+
+    Waits until no transaction can still land, freezes the world (restarted on a stepped
+    clock, faults off), runs `bot reconcile --grace-minutes 0` (settles what nothing
+    matched, one tracker poll), then audits the journal against the world.
     """
     stuck = wait_for_transactions(rig, tx_timeout)
     rig.stop_world()
@@ -379,7 +381,7 @@ class BotRun:
     def start(cls, command: list[str], *, env: dict[str, str], log: Path) -> BotRun:
         """Spawn the process; a thread copies its stderr to `log.err` and picks the stamps."""
         out = log.with_suffix(".out").open("w")
-        process = subprocess.Popen(
+        process = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
             command, stdout=out, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env
         )
         out.close()
@@ -437,11 +439,14 @@ class BotRun:
         return "\n".join(path.read_text().splitlines()[-lines:]) if path.exists() else ""
 
 
-def rss_kb(pid: int) -> int | None:
-    """`VmRSS` of a process from /proc (None once it is gone)."""
+def rss_kb(pid: int, field_name: str = "VmRSS") -> int | None:
+    """`VmRSS` (or another `field_name`, e.g. `VmHWM`) of a process, in kB, from /proc.
+
+    None once the process is gone.
+    """
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field_name + ":"):
                 return int(line.split()[1])
     except OSError:
         return None

@@ -16,9 +16,9 @@ from bot.money import loads_exact
 
 __all__ = ["FIXTURES", "PROVENANCE", "fixture", "fixture_exact", "request_form"]
 
-HERE = Path(__file__).resolve().parent
-FIXTURES = HERE / "fixtures"
-PROVENANCE = HERE / "PROVENANCE.md"
+CONTRACT = Path(__file__).resolve().parents[1] / "contract"
+FIXTURES = CONTRACT / "fixtures"
+PROVENANCE = CONTRACT / "PROVENANCE.md"
 
 
 def fixture(name: str) -> Any:

@@ -10,13 +10,17 @@ accelerated or stepped clock is driven by our own `Driver` over the same trigger
 While running: a heartbeat every `[daemon].heartbeat_seconds` (log line, status file,
 `STATUS=`, the alert sources' checks), `WATCHDOG=1` while healthy (`bot.ops.watchdog`;
 `degraded` while orders disappear from the provider), an embedded paper world saved every
-`[paper].snapshot_seconds` and at stop (restored at the next start: `bot.cli.runtime`),
+`[paper].snapshot_seconds` and at stop (restored at the next start: `bot.app.runtime`),
 SIGHUP re-reads the config and applies what can change live (`bot.ops.reload`). A
 foreign signer on the wallet (`bot.chain.ForeignSigner`, from the signer or a reconcile)
 pauses trading until restart: nothing is sent or signed, an alert goes out, and the
 status says `foreign signer detected`.
 SIGTERM/SIGINT: `STOPPING=1`, finish what is in flight, stop the strategies, flush the
 alerts, write the status file as "stopped", let the wallet lock go, exit 0.
+
+The daemon prints nothing: what the person watching should read (ticks, order events,
+a wait for a service) goes to its `Reporter`. Start-up and shut-down around it are
+`bot.app.daemon_start`'s.
 """
 
 from __future__ import annotations
@@ -30,28 +34,21 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Protocol
 
-import typer
 from apscheduler.triggers.interval import IntervalTrigger
 
+from bot.app.build import STRATEGY_JOB_PREFIX, risk_checker, strategy_job, trading_jobs
+from bot.app.record_jobs import daemon_record_jobs
+from bot.app.reporter import Reporter, order_event_line, report_lines, running_line
+from bot.app.runtime import Runtime, chain_settings
 from bot.chain import SignerPolicy
 from bot.chain.errors import ChainError, ForeignSigner
-from bot.cli.record_cmd import daemon_record_jobs
-from bot.cli.run_cmd import (
-    STRATEGY_JOB_PREFIX,
-    build_strategies,
-    print_report,
-    risk_checker,
-    strategy_job,
-    trading_jobs,
-)
-from bot.cli.runtime import Runtime, chain_settings
 from bot.clock import AcceleratedClock, RealClock, SteppedClock, clock_kind
 from bot.config import ConfigError, Settings, load_settings
 from bot.engine.actions import Action
 from bot.engine.brokers import ActionOutcome
 from bot.engine.engine import Engine, TickReport
 from bot.engine.events import OrderDisappeared, OrderEvent
-from bot.engine.plugins import PluginError
+from bot.engine.plugins import PluginError, build_strategies
 from bot.engine.risk import RiskChecker
 from bot.engine.scheduling import Driver, Job, start_realtime
 from bot.engine.strategy import Strategy
@@ -111,6 +108,7 @@ class Daemon:
         config_file: Path | None,
         force_paper: bool,
         notifier: Notifier,
+        reporter: Reporter,
     ) -> None:
         self.settings = settings
         """What runs now: the start-up settings with the live parts of every reload."""
@@ -120,6 +118,8 @@ class Daemon:
         self.config_file = config_file
         self.force_paper = force_paper
         self.notifier = notifier
+        self.reporter = reporter
+        """Where the lines for the person watching go (the console's, a test's)."""
         self.monitor = HealthMonitor(settings.daemon.watchdog_stall_seconds)
         self.gate = ReloadGate()
         # The status file's own times are the wall clock's (is the process alive?); tick
@@ -190,7 +190,8 @@ class Daemon:
         """
         if report.paused:
             return
-        print_report(report, self.engine.convention)
+        for line in report_lines(report, self.engine.convention):
+            self.reporter.say(line)
         if not report.ok:
             self.facts.errors += 1
         self.sources.on_tick_report(report)
@@ -239,7 +240,7 @@ class Daemon:
             f"foreign signer detected: sequence number {cause.sequence_number} of the wallet "
             f"was used by {cause.foreign_hash}, not by this bot; trading paused"
         )
-        self.engine.broker = PausedBroker(self.paused)
+        self.engine.reconfigure(broker=PausedBroker(self.paused))
         if self.runtime.signer is not None:
             self.runtime.signer.pause(cause)
         self._log.error("daemon.paused", reason=self.paused)
@@ -247,9 +248,9 @@ class Daemon:
         self.publish()
 
     def on_down(self, reason: str, delay: float) -> None:
-        """Start-up waits for a service: say so once on the console, always in the status."""
+        """Start-up waits for a service: say so once to the reporter, always in the status."""
         if self.degraded is None:
-            typer.echo(first_line(reason), err=True)
+            self.reporter.warn(first_line(reason))
         self.degraded = f"degraded: {reason}; retrying in {delay:.0f} s"
         self.publish()
 
@@ -320,12 +321,9 @@ class Daemon:
         A disappeared order (reported once by the tracker) also makes the daemon
         `degraded` for a while, and its line says what the journal now holds.
         """
-        line = f"order {event.order_id[:12]} ({event.kind}): {type(event).__name__}"
         if isinstance(event, OrderDisappeared):
             self.monitor.order_disappeared(event.kind, event.order_id, event.status)
-            why = event.reason or "the provider no longer lists it; kept as live"
-            line += f" (was {event.last_status}, now {event.status}: {why})"
-        typer.echo(line)
+        self.reporter.say(order_event_line(event))
         self.sources.on_order_event(event)
         if isinstance(event, OrderDisappeared):
             self.publish()  # `bot status` says degraded now, not at the next heartbeat
@@ -419,11 +417,13 @@ class Daemon:
                     tick_at_start=plan.settings.scheduler.tick_at_start,
                 )
                 self.jobs.add(self._wrapped(job))
-            engine.risk = risk
+            engine.reconfigure(
+                risk=risk,
+                timeout_seconds=plan.settings.scheduler.strategy_timeout_seconds,
+                stuck_after=plan.settings.daemon.stuck_ticks,
+            )
             if policy is not None and self.runtime.signer is not None:
-                self.runtime.signer.policy = policy
-            engine.timeout = plan.settings.scheduler.strategy_timeout_seconds
-            engine.progress.stuck_after = plan.settings.daemon.stuck_ticks
+                self.runtime.signer.set_policy(policy)
             self.monitor.stall_seconds = plan.settings.daemon.watchdog_stall_seconds
             self.settings = plan.settings
             self.jobs.add(self._pulse_job(start))
@@ -436,16 +436,23 @@ class Daemon:
 
     # --- the run -----------------------------------------------------------------------
 
-    async def serve(self, stop: asyncio.Event, hangups: asyncio.Queue[None]) -> None:
-        """Run until `stop` is set; each item put on `hangups` is a reload."""
-        runtime = self.runtime
+    async def start(self) -> list[Job]:
+        """Start the alerts and the strategies, listen to the engine; the jobs to schedule.
+
+        The caller schedules them and keeps the job set in `jobs` (a reload changes it).
+        """
         await self.alerter.start()
         if self.engine.tracker is not None:
             self.engine.tracker.subscribe(self.on_order_event)
         # Reactions to order events and failed start/stop hooks report here too.
         self.engine.report_listeners.append(self.on_report)
         await self.engine.start()
-        jobs = self.build_jobs()
+        return self.build_jobs()
+
+    async def serve(self, stop: asyncio.Event, hangups: asyncio.Queue[None]) -> None:
+        """Run until `stop` is set; each item put on `hangups` is a reload."""
+        runtime = self.runtime
+        jobs = await self.start()
         driver_task = None
         scheduler = None
         if isinstance(runtime.clock, SteppedClock | AcceleratedClock):
@@ -458,10 +465,8 @@ class Daemon:
                 jobs, misfire_grace_seconds=self.settings.scheduler.misfire_grace_seconds
             )
             self.jobs = scheduler
-        typer.echo(
-            f"bot running: {len(self.engine.strategies)} strategies, wallet {runtime.wallet}, "
-            f"mode {self.settings.mode}{' (dry run)' if self.dry_run else ''}"
-        )
+        strategies, mode = len(self.engine.strategies), self.settings.mode
+        self.reporter.say(running_line(strategies, runtime.wallet, mode, dry_run=self.dry_run))
         self.state = "running"
         self.notifier.ready(status_line(self.publish(notify=False)))
         self.sources.on_daemon("started")

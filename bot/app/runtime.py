@@ -9,6 +9,10 @@ journal), its clock never starts behind the journal's latest record and it never
 order id the journal already holds: the journal's times keep going forward and its order
 ids name one order each. The signer exists when a key is configured, and only for the
 chain id the config names (`[chain].chain_id` live, `[paper.node].chain_id` paper).
+
+A problem the user must fix (a journal that cannot be used, an unreadable key or paper
+snapshot, a `[risk]` section naming an unknown token) is raised as `SetupError`: the
+command line prints it as one line and exits 2.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from pydantic import SecretStr
 from bot.api import PanoraClient
 from bot.api.recording import recording_transport
 from bot.api.tokens import fetch_token_book
+from bot.app.errors import SetupError
+from bot.app.opening import open_journal
 from bot.aptos.tokens import TokenBook, TokenLookupError
 from bot.chain import (
     ConfigurationError,
@@ -38,12 +44,11 @@ from bot.chain import (
     account_address,
     load_private_key,
 )
-from bot.chain.outcome import InMemoryRecorder
 from bot.chain.settings import SignerSettings
-from bot.cli.common import EXIT_USAGE, fail, open_journal
 from bot.clock import Clock, RealClock
 from bot.config import ChainSettings, Settings
 from bot.engine.executor import Executor
+from bot.engine.recorder import JournalRecorder
 from bot.engine.reference import build_reference
 from bot.engine.swap_bounds import SwapLimits
 from bot.journal import Journal
@@ -59,6 +64,7 @@ __all__ = [
     "Connection",
     "Runtime",
     "chain_settings",
+    "configured_wallet",
     "connect",
     "embedded_snapshot",
     "embedded_world",
@@ -155,11 +161,11 @@ def connect(
     """Clients for `settings`: live services, a served paper world, or an embedded one.
 
     An embedded world is `embedded` when given, else `embedded_world(settings, journal=…)`.
-    A snapshot that cannot be read ends the verb with one line (exit 2): never replaced
-    silently.
+    A snapshot that cannot be read is never replaced silently.
 
     Raises:
         SecretFileError: the API key file is missing or too open.
+        SetupError: the embedded world's snapshot cannot be read.
     """
     live = settings.mode == "live"  # live: the SDK's public key when none is configured
     key = resolve_api_key(settings.api.api_key, settings.api.api_key_file, live=live)
@@ -182,11 +188,10 @@ def connect(
             try:
                 world = embedded or embedded_world(settings, journal=journal)
             except SnapshotError as exc:
-                fail(
+                raise SetupError(
                     f"paper world: {exc}; move the file away to start a new paper world "
-                    "(the journal's open paper orders are then closed as lost)",
-                    EXIT_USAGE,
-                )
+                    "(the journal's open paper orders are then closed as lost)"
+                ) from exc
             transport = httpx.ASGITransport(app=world.app)
             clock = world.market.clock
     recorded = recording_transport(
@@ -235,8 +240,11 @@ class Runtime:
     ) -> Runtime:
         """Open the runtime of `settings` (journal read-only when asked).
 
-        The journal first: one that cannot be used ends the verb with one line, exit 2
-        (`open_journal`), before any client is made.
+        The journal first: one that cannot be used stops here (`open_journal`), before any
+        client is made.
+
+        Raises:
+            SetupError: the journal, the key, the paper snapshot or `[risk]` is unusable.
         """
         journal = open_journal(settings.journal.url, readonly=readonly)
         connection = connect(settings, journal=journal)
@@ -255,12 +263,12 @@ class Runtime:
             try:
                 policy = SignerPolicy.from_settings(chain, settings.risk, tokens)
             except ConfigurationError as exc:  # e.g. a [risk] cap on an unknown token
-                fail(str(exc), EXIT_USAGE)
+                raise SetupError(str(exc)) from exc
             signer = Signer(
                 node,
                 private,
                 policy,
-                InMemoryRecorder(),
+                JournalRecorder(journal, clock),
                 settings=SignerSettings.from_chain(chain),
             )
         executor = None
@@ -268,7 +276,7 @@ class Runtime:
             try:
                 reference = build_reference(settings.risk, tokens, client, node)
             except TokenLookupError as exc:
-                fail(f"[risk].pyth_feeds: {exc}", EXIT_USAGE)
+                raise SetupError(f"[risk].pyth_feeds: {exc}") from exc
             executor = Executor(
                 journal=journal,
                 client=client,
@@ -328,13 +336,17 @@ class Runtime:
 
 
 def _configured_key(settings: Settings) -> ed25519.PrivateKey | None:
-    """The wallet's key, or None when none is configured; exit 2 when it cannot be read."""
+    """The wallet's key, or None when none is configured.
+
+    Raises:
+        SetupError: a configured key cannot be read (missing, too open, malformed).
+    """
     if not (settings.wallet.key_file or settings.wallet.private_key):
         return None
     try:
         return load_private_key(settings.wallet.key_file, settings.wallet.private_key)
     except KeyFileError as exc:  # missing, too open, malformed: fix the config
-        fail(str(exc), EXIT_USAGE)
+        raise SetupError(str(exc)) from exc
 
 
 def _wallet_of(settings: Settings, key: ed25519.PrivateKey | None) -> str | None:
@@ -345,7 +357,9 @@ def _wallet_of(settings: Settings, key: ed25519.PrivateKey | None) -> str | None
 def configured_wallet(settings: Settings) -> str | None:
     """The wallet address the config names, or None.
 
-    Its key's (public) address, else `[wallet].address`; exit 2 when a configured key
-    cannot be read.
+    Its key's (public) address, else `[wallet].address`.
+
+    Raises:
+        SetupError: a configured key cannot be read.
     """
     return _wallet_of(settings, _configured_key(settings))

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from tests.support.audit import Audit
-from tests.support.whole_bot import BotRun, Rig, RigOptions, rss_kb, settle_and_audit
+from harness.audit import Audit
+from harness.whole_bot import BotRun, Rig, RigOptions, rss_kb, settle_and_audit
 
 __all__ = ["PROFILES", "SoakOptions", "SoakReport", "run_soak"]
 
@@ -101,8 +101,10 @@ class SoakReport:
 
     @property
     def rss_growth_pct(self) -> float:
-        """Growth of the median RSS of the run's last tenth over its first tenth after
-        warm-up."""
+        """Growth (%) of the median RSS of the run's last tenth over its first tenth.
+
+        Both tenths are of the samples taken after the warm-up.
+        """
         return _growth(self.rss_kb, self.warm_up_s)
 
     @property
@@ -227,8 +229,10 @@ def run_soak(options: SoakOptions, progress: Callable[[str], None] | None = None
 
 
 def _growth(samples: list[tuple[float, int]], after: float) -> float:
-    """Percent growth of the median of the last tenth of `samples` taken after `after`
-    over the median of their first tenth (0 with too few samples)."""
+    """Growth (%) of the median of the last tenth of `samples` over their first tenth.
+
+    Only samples taken after `after` count; 0 with too few of them.
+    """
     kept = [value for t, value in samples if t >= after]
     if len(kept) < 20:
         return 0.0

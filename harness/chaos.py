@@ -18,7 +18,7 @@ varies a little from run to run):
 A trigger that does not come within `max_wait` seconds falls back to a plain kill. Then
 one clean run (reconciliation at start, ticks, tracker polls, SIGTERM), a wait until no
 signed transaction can still land, the world frozen (restarted on a stepped clock from
-its snapshot), `bot reconcile --grace-minutes 0` and the audit (tests/support/audit.py).
+its snapshot), `bot reconcile --grace-minutes 0` and the audit (harness/audit.py).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from tests.support.audit import Audit
-from tests.support.whole_bot import BotRun, Rig, RigOptions, settle_and_audit
+from harness.audit import Audit
+from harness.whole_bot import BotRun, Rig, RigOptions, settle_and_audit
 
 __all__ = ["ChaosOptions", "ChaosReport", "finish", "run_chaos"]
 
@@ -170,7 +170,7 @@ def run_chaos(options: ChaosOptions, progress: Callable[[str], None] | None = No
     began = time.monotonic()
     report = ChaosReport()
     rig = Rig(options.folder, rig_options(options))
-    rng = random.Random(options.seed)  # a kill schedule, not cryptography
+    rng = random.Random(options.seed)  # noqa: S311 - a kill schedule, not cryptography
     try:
         rig.start_world()
         for n in range(options.kills):

@@ -1,4 +1,4 @@
-"""The journal against the paper world: was every intent applied exactly once?
+"""The journal against the paper world: every intent applied exactly once, or not at all.
 
 `audit(journal, world, wallet, funding)` reads a journal (read-only) and a paper world's
 state (restored from its snapshot, frozen) and counts what a crash or a fault could have

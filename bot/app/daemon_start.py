@@ -1,9 +1,12 @@
-"""`bot run`'s start-up and shut-down around the `Daemon` (`bot.cli.daemon`).
+"""`bot run`'s start-up and shut-down around the `Daemon` (`bot.app.daemon`).
 
 Signals first (a SIGTERM or SIGHUP during start-up is kept, not fatal), then the runtime
 (waiting with back-off while the provider or node is down), the engine, the wallet lock,
 the reconciliation of what a crash left in flight, and the daemon's run; whatever happens,
 the embedded paper world is saved, the status file says "stopped" and the lock is let go.
+What the person watching reads goes to the `Reporter`; a problem to fix before the daemon
+can run (no wallet, another process trading it, an unusable config part) is raised as
+`SetupError`.
 """
 
 from __future__ import annotations
@@ -12,12 +15,12 @@ import asyncio
 import signal
 from pathlib import Path
 
-import typer
-
-from bot.cli.common import EXIT_USAGE, fail, take_wallet_lock
-from bot.cli.daemon import Daemon
-from bot.cli.run_cmd import build_engine
-from bot.cli.runtime import LOST_REASON, Runtime
+from bot.app.build import build_engine
+from bot.app.daemon import Daemon
+from bot.app.errors import SetupError
+from bot.app.opening import take_wallet_lock
+from bot.app.reporter import Reporter
+from bot.app.runtime import Runtime
 from bot.clock import AcceleratedClock, Clock, SteppedClock
 from bot.config import Settings
 from bot.engine.pauses import paused_strategies
@@ -49,9 +52,18 @@ async def _drain(
 
 
 async def run_daemon(
-    settings: Settings, *, dry_run: bool, config_file: Path | None, force_paper: bool
+    settings: Settings,
+    *,
+    dry_run: bool,
+    config_file: Path | None,
+    force_paper: bool,
+    reporter: Reporter,
 ) -> None:
-    """`bot run`: the daemon until SIGTERM/SIGINT (exit 2 on a usage problem)."""
+    """`bot run`: the daemon until SIGTERM/SIGINT.
+
+    Raises:
+        SetupError: the daemon cannot run as configured (nothing was traded).
+    """
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     hangups: asyncio.Queue[None] = asyncio.Queue()
@@ -70,23 +82,20 @@ async def run_daemon(
             None if dry_run else status_path(settings.journal.url, settings.daemon.status_file),
             mode=settings.mode,
             notifier=notifier,
-            echo=lambda line: typer.echo(line, err=True),
+            echo=reporter.warn,
         ),
     )
     if runtime is None:  # stopped while waiting
-        typer.echo("bot stopped")
+        reporter.say("bot stopped")
         return
     lock = None
     async with runtime:
-        engine = build_engine(runtime, settings, dry_run=dry_run)  # exit 2 without a wallet
+        engine = build_engine(runtime, settings, dry_run=dry_run)  # SetupError: no wallet
         wallet = engine.wallet
-        if runtime.world is not None and engine.tracker is not None:
-            # The embedded world is the market: an order it does not know is gone.
-            engine.tracker.close_unknown = LOST_REASON
         if not dry_run:
             lock = take_wallet_lock(settings, wallet)
             # A pause written while this process built its engine (no lock held yet) counts.
-            engine.paused = set(paused_strategies(runtime.journal))
+            engine.reconfigure(paused=paused_strategies(runtime.journal))
         try:
             daemon = Daemon(
                 settings,
@@ -96,9 +105,12 @@ async def run_daemon(
                 config_file=config_file,
                 force_paper=force_paper,
                 notifier=notifier,
+                reporter=reporter,
             )
         except ValueError as exc:  # an unusable [alerts] section
-            fail(str(exc), EXIT_USAGE)
+            if lock is not None:
+                lock.release()
+            raise SetupError(str(exc)) from exc
         try:
             daemon.publish("starting")
             if not dry_run:
@@ -131,4 +143,4 @@ async def run_daemon(
             if lock is not None:
                 lock.release()
             notifier.close()
-    typer.echo("bot stopped")
+    reporter.say("bot stopped")
