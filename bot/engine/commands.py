@@ -10,22 +10,50 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.clock import Clock
 from bot.domain import OrderKind
 from bot.engine.actions import CancelDca, CancelLimit
 from bot.engine.executor import Executor
-from bot.engine.pauses import apply_pause
-from bot.journal import CommandView, Journal
+from bot.engine.pauses import PauseStore, apply_pause
+from bot.journal import CommandView
 
 if TYPE_CHECKING:
     from bot.engine.engine import Engine
 
-__all__ = ["CLI_STRATEGY", "cancel_action", "process_commands", "wait_for_command"]
+__all__ = [
+    "CLI_STRATEGY",
+    "CommandQueue",
+    "cancel_action",
+    "process_commands",
+    "wait_for_command",
+]
 
 CLI_STRATEGY = "cli"
 """The strategy name intents from the command line are recorded under."""
+
+
+class CommandQueue(PauseStore, Protocol):
+    """The journal's command queue, and the pause flags `pause`/`resume` write.
+
+    `bot.journal.Journal` is one; a read-only journal serves `wait_for_command`.
+    """
+
+    def take_command(self, *, at: datetime) -> CommandView | None:
+        """Take the oldest queued command (now `taken`), or None."""
+        ...
+
+    def finish_command(
+        self, command_id: int, ok: bool, result: str | None = None, *, at: datetime
+    ) -> CommandView:
+        """Mark a taken command `done` (ok) or `failed`, with a result text."""
+        ...
+
+    def command(self, command_id: int) -> CommandView | None:
+        """One command by id."""
+        ...
 
 
 def cancel_action(kind: str, order_id: str, clock: Clock) -> CancelDca | CancelLimit:
@@ -37,7 +65,7 @@ def cancel_action(kind: str, order_id: str, clock: Clock) -> CancelDca | CancelL
 
 
 async def process_commands(
-    journal: Journal, executor: Executor, clock: Clock, engine: Engine | None = None
+    journal: CommandQueue, executor: Executor, clock: Clock, engine: Engine | None = None
 ) -> int:
     """Run every queued command; returns how many were taken.
 
@@ -78,7 +106,7 @@ async def process_commands(
 
 
 async def wait_for_command(
-    journal: Journal, command_id: int, seconds: float, *, every: float = 0.5
+    journal: CommandQueue, command_id: int, seconds: float, *, every: float = 0.5
 ) -> CommandView | None:
     """The command once the daemon finished it (`done` or `failed`), or None.
 

@@ -61,6 +61,7 @@ from bot.engine.actions import (
     action_json,
     action_kind,
 )
+from bot.engine.journal_roles import IntentLedger
 from bot.engine.recorder import JournalRecorder
 from bot.engine.reference import FeedReference, PriceReference, ReferenceUnavailable
 from bot.engine.swap_bounds import (
@@ -70,7 +71,7 @@ from bot.engine.swap_bounds import (
     bounds_exact_out,
     quote_deviation,
 )
-from bot.journal import Journal, OrderSnapshot
+from bot.journal import OrderSnapshot
 from bot.logging import get_logger, redact
 from bot.money import from_base_units, to_base_units, to_base_units_down
 
@@ -112,7 +113,7 @@ class Executor:
     def __init__(
         self,
         *,
-        journal: Journal,
+        journal: IntentLedger,
         client: PanoraClient,
         clock: Clock,
         wallet: str,
@@ -123,7 +124,9 @@ class Executor:
     ) -> None:
         if signer is not None:
             recorder = signer.recorder
-            if not isinstance(recorder, JournalRecorder) or recorder.journal is not journal:
+            # One journal seen in two roles: the signer's log and this executor's ledger.
+            records_to: object = recorder.journal if isinstance(recorder, JournalRecorder) else None
+            if records_to is not journal:
                 raise ValueError(
                     "the signer must record to the executor's journal: build it with "
                     "JournalRecorder(journal, clock)"

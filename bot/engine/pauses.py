@@ -10,21 +10,39 @@ runs; without a daemon the command line writes the journal itself.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Final
-
-from bot.journal import Journal
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 if TYPE_CHECKING:
     from bot.engine.engine import Engine
 
-__all__ = ["PAUSE_OWNER", "apply_pause", "paused_strategies", "store_pause"]
+__all__ = ["PAUSE_OWNER", "PauseStore", "apply_pause", "paused_strategies", "store_pause"]
 
 PAUSE_OWNER: Final = "@daemon"
 """The journal's strategy-state owner of the pause flags (never a strategy's name)."""
 _PREFIX: Final = "paused:"
 
 
-def paused_strategies(journal: Journal) -> dict[str, datetime | None]:
+class PauseStore(Protocol):
+    """Where pauses are kept: the journal's strategy-state table (`bot.journal.Journal`)."""
+
+    def states(self, strategy: str) -> dict[str, Any]:
+        """Every stored value of an owner, by key."""
+        ...
+
+    def get_state(self, strategy: str, key: str, default: Any = None) -> Any:
+        """One stored value, or `default`."""
+        ...
+
+    def set_state(self, strategy: str, key: str, value: Any, *, at: datetime) -> None:
+        """Store one JSON value."""
+        ...
+
+    def delete_state(self, strategy: str, key: str) -> bool:
+        """Forget one key; True when it existed."""
+        ...
+
+
+def paused_strategies(journal: PauseStore) -> dict[str, datetime | None]:
     """The paused strategies and since when (None: time not recorded)."""
     found: dict[str, datetime | None] = {}
     for key, value in journal.states(PAUSE_OWNER).items():
@@ -34,7 +52,7 @@ def paused_strategies(journal: Journal) -> dict[str, datetime | None]:
     return found
 
 
-def store_pause(journal: Journal, name: str, paused: bool, *, at: datetime) -> bool:
+def store_pause(journal: PauseStore, name: str, paused: bool, *, at: datetime) -> bool:
     """Record a pause (or its end); False when it was already so."""
     key = _PREFIX + name
     if not paused:
@@ -45,7 +63,9 @@ def store_pause(journal: Journal, name: str, paused: bool, *, at: datetime) -> b
     return True
 
 
-def apply_pause(engine: Engine, journal: Journal, name: str, paused: bool, *, at: datetime) -> str:
+def apply_pause(
+    engine: Engine, journal: PauseStore, name: str, paused: bool, *, at: datetime
+) -> str:
     """Pause or resume a running strategy, in the journal and the engine; one line.
 
     Raises:

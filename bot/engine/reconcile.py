@@ -58,9 +58,10 @@ from bot.chain.errors import ForeignSigner
 from bot.clock import Clock
 from bot.domain import CANCEL_DONE_STATUSES, OrderKind
 from bot.engine.evidence import Deposits, deposits_of, id_key, order_tx_hashes
+from bot.engine.journal_roles import SettlementLedger
 from bot.engine.observe import ForeignOrders, foreign_wallet, observation_of
 from bot.engine.tx_fates import UNFINISHED_TX, TransactionFates, swap_fate
-from bot.journal import IntentView, Journal, JournalError, OrderSnapshot
+from bot.journal import IntentView, JournalError, OrderSnapshot
 from bot.logging import get_logger
 
 __all__ = ["STALE_SENT", "Reconciler", "Resolution"]
@@ -92,7 +93,7 @@ class Reconciler:
     def __init__(
         self,
         *,
-        journal: Journal,
+        journal: SettlementLedger,
         client: PanoraClient,
         clock: Clock,
         wallet: str,

@@ -17,7 +17,7 @@ from bot.aptos.address import Address
 from bot.chain import TxOutcome
 from bot.clock import Clock
 from bot.engine import failpoints
-from bot.journal import Journal
+from bot.engine.journal_roles import TransactionLog
 from bot.journal.codec import encode_json
 
 __all__ = ["JournalRecorder"]
@@ -34,7 +34,7 @@ _STATE: Final = {
 class JournalRecorder:
     """`TxRecorder` writing every transaction to the journal's `transactions` table."""
 
-    def __init__(self, journal: Journal, clock: Clock) -> None:
+    def __init__(self, journal: TransactionLog, clock: Clock) -> None:
         self.journal = journal
         self.clock = clock
 

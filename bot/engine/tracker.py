@@ -47,9 +47,10 @@ from bot.engine.events import (
     OrderDisappeared,
     event_for_change,
 )
+from bot.engine.journal_roles import OrderBook
 from bot.engine.observe import ForeignOrders, foreign_wallet, observation_of, record_hash
 from bot.engine.ports import PollReport, Subscriber
-from bot.journal import Journal, JournalError, OrderChange, OrderObservation, OrderSnapshot
+from bot.journal import JournalError, OrderChange, OrderObservation, OrderSnapshot
 from bot.logging import get_logger
 
 __all__ = ["CLOSED", "LOST", "MISSING", "OrderTracker", "PollReport"]
@@ -71,7 +72,7 @@ class OrderTracker:
     def __init__(
         self,
         client: PanoraClient,
-        journal: Journal,
+        journal: OrderBook,
         clock: Clock,
         wallet: str,
         *,

@@ -30,7 +30,7 @@ from bot.chain import NodeClient, TxStatus
 from bot.chain.errors import ForeignSigner
 from bot.chain.fate import SequenceFate, check_sequence
 from bot.clock import Clock
-from bot.journal import Journal
+from bot.engine.journal_roles import TransactionRecords
 from bot.journal.views import TransactionView
 from bot.logging import get_logger
 
@@ -46,7 +46,7 @@ class TransactionFates:
 
     def __init__(
         self,
-        journal: Journal,
+        journal: TransactionRecords,
         node: NodeClient,
         clock: Clock,
         wallet: str,

@@ -17,7 +17,7 @@ recorded in live mode from the real provider, `paper` when recorded from a paper
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -28,12 +28,19 @@ from bot.api.models import PriceList, PriceRecord
 from bot.aptos.tokens import Token, TokenLookupError, token_key
 from bot.clock import Clock
 from bot.config import Settings
-from bot.journal import Journal, PriceTickRow
+from bot.journal import PriceTickRow
 from bot.logging import get_logger
 from bot.paper.core.price_sources import check_source
 from bot.paper.core.series import SeriesRow, append_series, latest_times
 
-__all__ = ["PollReport", "PriceRecorder", "PriceSource", "SeriesFile", "recording_source"]
+__all__ = [
+    "PollReport",
+    "PriceRecorder",
+    "PriceSource",
+    "SeriesFile",
+    "TickSink",
+    "recording_source",
+]
 
 _GAP_FACTOR = 1.5
 _SUFFIXES = (".csv", ".parquet", ".pq")
@@ -57,6 +64,14 @@ class PriceSource(Protocol):
 
     async def get_prices(self, tokens: Sequence[str] | None = None) -> PriceList:
         """Price records of `tokens`."""
+        ...
+
+
+class TickSink(Protocol):
+    """What the recorder needs of the journal: storing ticks (`bot.journal.Journal` is one)."""
+
+    def add_price_ticks(self, rows: Iterable[PriceTickRow]) -> tuple[int, int]:
+        """Store ticks, skipping a (token, timestamp) already stored: (added, skipped)."""
         ...
 
 
@@ -162,7 +177,7 @@ class PriceRecorder:
         *,
         every_seconds: int,
         origin: str,
-        journal: Journal | None = None,
+        journal: TickSink | None = None,
         out: SeriesFile | None = None,
     ) -> None:
         """Record `tokens` from `source` into `journal` and/or `out`.

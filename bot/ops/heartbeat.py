@@ -9,10 +9,10 @@ status file `bot status` reads, and the `STATUS=` line `systemctl status` shows.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence, Sized
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from bot import __version__
 from bot.aptos.address import Address
@@ -20,13 +20,14 @@ from bot.aptos.tokens import TokenBook
 from bot.chain import NodeClient
 from bot.domain import LIVE_ORDER_STATUSES, OrderStatus
 from bot.engine.engine import StrategyStats
-from bot.journal import Journal
+from bot.journal import IntentTransitionView, IntentView
 from bot.logging import get_logger
 from bot.money import format_decimal, from_base_units
 from bot.ops.status_file import DaemonStatus, StrategyStatus
 
 __all__ = [
     "DaemonFacts",
+    "OpenWork",
     "apt_balance",
     "build_status",
     "iso",
@@ -42,12 +43,30 @@ def iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.isoformat().replace("+00:00", "Z")
 
 
-def open_order_count(journal: Journal, wallet: str | None) -> int:
+class OpenWork(Protocol):
+    """What the heartbeat reads of the journal: live orders, intents not settled."""
+
+    def orders(self, *, status: Iterable[str] | None = None, wallet: str | None = None) -> Sized:
+        """The wallet's orders with one of `status` (the heartbeat counts them)."""
+        ...
+
+    def intents(
+        self, states: Iterable[str] | None = None, strategy: str | None = None
+    ) -> Iterable[IntentView]:
+        """Intents (oldest first), optionally only in `states`."""
+        ...
+
+    def intent_history(self, intent_id: int) -> Sequence[IntentTransitionView]:
+        """An intent's state changes, oldest first."""
+        ...
+
+
+def open_order_count(journal: OpenWork, wallet: str | None) -> int:
     """The wallet's orders that may still trade, as the journal knows them."""
     return len(journal.orders(status=LIVE_ORDER_STATUSES, wallet=wallet))
 
 
-def missing_order_count(journal: Journal, wallet: str | None) -> int:
+def missing_order_count(journal: OpenWork, wallet: str | None) -> int:
     """The wallet's orders the provider no longer lists (`missing`: live, not ended)."""
     return len(journal.orders(status=[OrderStatus.MISSING], wallet=wallet))
 
@@ -56,7 +75,7 @@ UNSETTLED_AFTER: Final = timedelta(minutes=15)
 """An intent `unknown` longer than this (the reconciler's grace) is reported as unsettled."""
 
 
-def unsettled_intents(journal: Journal, wallet: str | None, now: datetime) -> list[str]:
+def unsettled_intents(journal: OpenWork, wallet: str | None, now: datetime) -> list[str]:
     """One line per intent of the wallet still `unknown` after `UNSETTLED_AFTER`.
 
     Such an intent holds its key (never blindly resent) and waits for evidence, or for a

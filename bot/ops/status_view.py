@@ -33,6 +33,7 @@ from bot.clock import parse_utc
 from bot.config import Settings
 from bot.domain import LIVE_ORDER_STATUSES
 from bot.engine import risk
+from bot.engine.ports import SpendLedger
 from bot.engine.risk import RiskChecker
 from bot.engine.wallet_lock import WalletLock, lock_dir
 from bot.journal import Journal, JournalError
@@ -142,7 +143,11 @@ class SpendLine:
 
 
 def spend_lines(
-    settings: Settings, journal: Journal | None, tokens: TokenBook, wallet: str | None, day: date
+    settings: Settings,
+    journal: SpendLedger | None,
+    tokens: TokenBook,
+    wallet: str | None,
+    day: date,
 ) -> list[SpendLine]:
     """Spend on UTC `day` against `[risk].daily_spend_caps` and each strategy's budget.
 
