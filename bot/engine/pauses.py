@@ -77,9 +77,6 @@ def apply_pause(
         running = ", ".join(sorted(engine.strategies)) or "none"
         raise ValueError(f"no strategy {name!r} runs (running: {running})")
     changed = store_pause(journal, name, paused, at=at)
-    if paused:
-        engine.paused.add(name)
-    else:
-        engine.paused.discard(name)
+    engine.reconfigure(paused=engine.paused | {name} if paused else engine.paused - {name})
     verb = "paused" if paused else "resumed"
     return f"{name} {verb}" if changed else f"{name} was already {verb}"
