@@ -2,27 +2,32 @@
 
 Each request is an immutable dataclass with exact `Decimal` amounts; `to_query`/`to_body`
 check every rule of the spec (section 4 and 8) and raise `RequestRuleError` naming the
-field. Bodies are nested JSON (`fromTokenAmount: {value, type}`), and provider-prefixed
-names (`panoraTxId`) are written with the configured prefix (docs/wire-decisions.md).
+field. The rules are `bot.order_rules`, the ones the paper service answers 400 with and
+the backtest refuses by, so the client refuses before sending what they would refuse.
+Bodies are nested JSON (`fromTokenAmount: {value, type}`), and provider-prefixed names
+(`panoraTxId`) are written with the configured prefix (docs/wire-decisions.md).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
+from bot import order_rules as rules
 from bot.api.errors import RequestRuleError
 from bot.api.models import OrderFilter
 from bot.api.wire import prefixed
-from bot.domain import TIME_PERIODS, Slippage
-from bot.money import MoneyError, format_decimal, parse_decimal, truncate_places
+from bot.domain import Slippage
+from bot.money import format_decimal
+from bot.order_rules import AUTO, MAX_HOPS, MAX_PAGE_SIZE, SwapVariant
 
 __all__ = [
     "ALL_TOKENS_UI",
     "AUTO",
+    "MAX_HOPS",
+    "MAX_PAGE_SIZE",
     "CancelOrderRequest",
     "DcaCreateRequest",
     "GetOrdersRequest",
@@ -33,33 +38,23 @@ __all__ = [
     "check_slippage",
 ]
 
-SwapVariant = Literal["current", "legacy"]
-AUTO: Final = "auto"
-_FEE_ADDRESS_RE: Final = re.compile(r"^0x[0-9a-fA-F]{64}$")
-_MAX_INCLUDE_POOLS: Final = 10
-MAX_PAGE_SIZE: Final = 1000
+_T = TypeVar("_T")
 
 
-def _places(variant: SwapVariant) -> int:
-    return 2 if variant == "legacy" else 1
+def _rule(check: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    """Apply one of the spec's rules (`bot.order_rules`); a break is a `RequestRuleError`."""
+    try:
+        return check(*args, **kwargs)
+    except rules.RuleError as exc:
+        raise RequestRuleError(exc.field, exc.message) from None
 
 
 def _positive(field: str, value: Decimal) -> str:
-    if not isinstance(value, Decimal) or not value.is_finite() or value <= 0:
-        raise RequestRuleError(field, f"must be a positive amount, got {value}")
-    return format_decimal(value)
+    return format_decimal(_rule(rules.positive_amount, field, value))
 
 
-def _percentage(field: str, value: Decimal, upper: int, variant: SwapVariant) -> str:
-    try:
-        number = parse_decimal(value, field=field)
-    except MoneyError as exc:
-        raise RequestRuleError(field, str(exc)) from None
-    if number < 0 or number > upper:
-        raise RequestRuleError(
-            field, f"must be between 0 and {upper}, got {format_decimal(number)}"
-        )
-    return format_decimal(truncate_places(number, _places(variant)))
+def _percentage(field: str, value: object, upper: int, variant: SwapVariant) -> str:
+    return format_decimal(_rule(rules.percentage, field, value, upper, rules.places(variant)))
 
 
 def check_slippage(value: Slippage | str | None, variant: SwapVariant = "current") -> str | None:
@@ -67,36 +62,33 @@ def check_slippage(value: Slippage | str | None, variant: SwapVariant = "current
 
     Returns the wire text, or None when not given (the provider's default is `auto`).
     """
-    if value is None:
+    checked = _rule(rules.slippage, value, rules.places(variant))
+    return format_decimal(checked) if isinstance(checked, Decimal) else checked
+
+
+def _check_period(
+    field: str, value: int | None, unit: str | None, minimum: int = 1
+) -> dict[str, str] | None:
+    """An optional `{value, timePeriod}` object, or None when neither is given."""
+    if value is None and unit is None:
         return None
-    if isinstance(value, str):
-        if value.strip().lower() == AUTO:
-            return AUTO
-        try:
-            value = parse_decimal(value, field="slippagePercentage")
-        except MoneyError as exc:
-            raise RequestRuleError("slippagePercentage", str(exc)) from None
-    return _percentage("slippagePercentage", value, 100, variant)
+    number, period = _rule(rules.period, field, value, unit, minimum=minimum)
+    return {"value": str(number), "timePeriod": period}
 
 
-def _check_period(field: str, period: str) -> str:
-    if period not in TIME_PERIODS:
-        raise RequestRuleError(field, f"must be one of {', '.join(TIME_PERIODS)}, got {period!r}")
-    return period
+def _base_units(
+    field: str, amount: Decimal, decimals: int, request: DcaCreateRequest | LimitCreateRequest
+) -> int:
+    """The amount in the sold token's base units, as the service will read it (≥ 1)."""
+    return _rule(rules.base_units, field, amount, decimals, request.from_token)
 
 
 def _check_count(field: str, value: int, minimum: int = 1, maximum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise RequestRuleError(field, f"must be a whole number ≥ {minimum}, got {value!r}")
-    if maximum is not None and value > maximum:
-        raise RequestRuleError(field, f"must be at most {maximum}, got {value}")
-    return value
+    return _rule(rules.whole_number, field, value, minimum, maximum)
 
 
 def _check_address(field: str, value: str) -> str:
-    if not isinstance(value, str) or not value.startswith("0x") or len(value) < 3:
-        raise RequestRuleError(field, f"must start with 0x, got {value!r}")
-    return value
+    return _rule(rules.hex_address, field, value)
 
 
 def _list_param(names: Sequence[str]) -> str:
@@ -116,15 +108,6 @@ ALL_TOKENS_UI: Final = "true,false"
 """`panoraUI` for every token, listed or hidden: the docs' "Set as true, false to get all
 tokens", the SDK's `[true, false]`, and what public callers send. `false` alone asks for
 the hidden ones only."""
-MAX_HOPS: Final = 5
-
-
-def _max_hops(value: int | str) -> str:
-    if value == "max":
-        return "max"
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_HOPS:
-        raise RequestRuleError("maxHops", f"must be 1 to {MAX_HOPS} or max, got {value!r}")
-    return str(value)
 
 
 @dataclass(frozen=True)
@@ -198,15 +181,9 @@ class SwapRequest:
             fee = _percentage("integratorFeePercentage", self.integrator_fee_percentage, 2, variant)
             query.append(("integratorFeePercentage", fee))
         if self.integrator_fee_address is not None:
-            if not _FEE_ADDRESS_RE.match(self.integrator_fee_address):
-                raise RequestRuleError(
-                    "integratorFeeAddress", "must be 0x followed by 64 hex characters"
-                )
-            query.append(("integratorFeeAddress", self.integrator_fee_address))
-        if self.include_sources is not None and self.exclude_sources is not None:
-            raise RequestRuleError(
-                "includeSources/excludeSources", "give only one of the two, not both"
-            )
+            fee_address = _rule(rules.fee_address, self.integrator_fee_address)
+            query.append(("integratorFeeAddress", fee_address))
+        _rule(rules.one_of_sources, self.include_sources, self.exclude_sources)
         for name, values in (
             ("includeSources", self.include_sources),
             ("excludeSources", self.exclude_sources),
@@ -229,10 +206,7 @@ class SwapRequest:
             pools = [p for p in self.include_pools if "," not in p]
             if skipped_pools is not None:
                 skipped_pools.extend(p for p in self.include_pools if "," in p)
-            if len(pools) > _MAX_INCLUDE_POOLS:
-                raise RequestRuleError(
-                    "includePools", f"at most {_MAX_INCLUDE_POOLS} pools, got {len(pools)}"
-                )
+            _rule(rules.include_pools, len(pools))
             if pools:
                 extra.append(("includePools", ",".join(pools)))
         if self.only_direct_routes is not None:
@@ -241,7 +215,7 @@ class SwapRequest:
             if value is not None and variant == "legacy":
                 raise RequestRuleError(name, "exists only in the current swap variant")
         if self.max_hops is not None:
-            extra.append(("maxHops", _max_hops(self.max_hops)))
+            extra.append(("maxHops", _rule(rules.max_hops, self.max_hops)))
         if self.disable_splits is not None:
             extra.append(("disableSplits", _flag(self.disable_splits)))
         return extra
@@ -255,7 +229,12 @@ class SwapRequest:
 
 @dataclass(frozen=True)
 class DcaCreateRequest:
-    """Body of `POST /dca/v1/createOrder` (spec 4.2)."""
+    """Body of `POST /dca/v1/createOrder` (spec 4.2).
+
+    With `from_decimals` (the sold token's decimals) the amount is also held to the rules
+    the service applies in base units: at least one, and for a `total` at least one per
+    order; without it only to "above 0".
+    """
 
     chain_id: int
     to_wallet: str
@@ -271,11 +250,15 @@ class DcaCreateRequest:
     delay_value: int | None = None
     delay_period: str | None = None
     slippage: Decimal | None = None
+    from_decimals: int | None = None
 
     def to_body(self) -> dict[str, Any]:
-        """The JSON body (nested objects for dotted names), after checking every rule."""
-        if self.amount_type not in ("total", "perorder"):
-            raise RequestRuleError("fromTokenAmount.type", "must be total or perorder")
+        """The JSON body (nested objects for dotted names), after checking every rule.
+
+        A rate bound that bounds nothing (a minimum of 0, a maximum of Infinity) is left
+        out, as the service reads an absent bound (docs/wire-decisions.md).
+        """
+        amount_type = _rule(rules.amount_type, self.amount_type)
         body: dict[str, Any] = {
             "chainId": str(self.chain_id),
             "toWalletAddress": _check_address("toWalletAddress", self.to_wallet),
@@ -283,37 +266,27 @@ class DcaCreateRequest:
             "toTokenAddress": _check_address("toTokenAddress", self.to_token),
             "fromTokenAmount": {
                 "value": _positive("fromTokenAmount.value", self.amount),
-                "type": self.amount_type,
+                "type": amount_type,
             },
-            "interval": {
-                "value": str(_check_count("interval.value", self.interval_value)),
-                "timePeriod": _check_period("interval.timePeriod", self.interval_period),
-            },
+            "interval": _check_period("interval", self.interval_value, self.interval_period),
             "numberOfOrders": _check_count("numberOfOrders", self.number_of_orders),
         }
-        for field, rate in (
-            ("minRateToTokenPerFromToken", self.min_rate),
-            ("maxRateToTokenPerFromToken", self.max_rate),
-        ):
-            if rate is not None:
-                body[field] = _positive(field, rate)
-        if (
-            self.min_rate is not None
-            and self.max_rate is not None
-            and self.min_rate > self.max_rate
-        ):
-            raise RequestRuleError("minRateToTokenPerFromToken", "must not exceed the maximum rate")
-        if (self.delay_value is None) != (self.delay_period is None):
-            raise RequestRuleError("delay", "value and timePeriod are given together")
-        if self.delay_value is not None and self.delay_period is not None:
-            body["delay"] = {
-                "value": str(_check_count("delay.value", self.delay_value, minimum=0)),
-                "timePeriod": _check_period("delay.timePeriod", self.delay_period),
-            }
-        if self.slippage is not None:
-            body["slippagePercentage"] = _percentage(
-                "slippagePercentage", self.slippage, 100, "current"
-            )
+        if body["interval"] is None:
+            raise RequestRuleError("interval", "value and timePeriod must be given together")
+        if self.from_decimals is not None:
+            units = _base_units("fromTokenAmount.value", self.amount, self.from_decimals, self)
+            _rule(rules.split, units, body["numberOfOrders"], amount_type)
+        low, high = _rule(rules.rate_bounds, self.min_rate, self.max_rate)
+        if low is not None:
+            body["minRateToTokenPerFromToken"] = format_decimal(low)
+        if high is not None:
+            body["maxRateToTokenPerFromToken"] = format_decimal(high)
+        delay = _check_period("delay", self.delay_value, self.delay_period, minimum=0)
+        if delay is not None:
+            body["delay"] = delay
+        slippage = _rule(rules.dca_slippage, self.slippage)
+        if slippage is not None:
+            body["slippagePercentage"] = format_decimal(slippage)
         return body
 
 
@@ -329,6 +302,8 @@ class LimitCreateRequest:
     (docs/wire-decisions.md 6): `"token"` (default) sends exactly the docs' fields, the sold
     token in `fromWalletAddress`; `"wallet"` sends the wallet there and then names the sold
     token in an extra `fromTokenAddress` (the only place left for it).
+
+    With `from_decimals`, the amount must also be at least one base unit of the sold token.
     """
 
     chain_id: int
@@ -341,6 +316,7 @@ class LimitCreateRequest:
     slippage: Slippage | None = None
     expiry_value: int | None = None
     expiry_period: str | None = None
+    from_decimals: int | None = None
 
     def to_body(self, from_field: LimitFromField = "token") -> dict[str, Any]:
         """The JSON body, after checking every rule."""
@@ -352,20 +328,18 @@ class LimitCreateRequest:
             "toTokenAddress": _check_address("toTokenAddress", self.to_token),
             "toWalletAddress": _check_address("toWalletAddress", self.to_wallet),
             "fromTokenAmount": _positive("fromTokenAmount", self.amount),
-            "rateToTokenPerFromToken": _positive("rateToTokenPerFromToken", self.rate),
+            "rateToTokenPerFromToken": format_decimal(_rule(rules.limit_rate, self.rate)),
         }
+        if self.from_decimals is not None:
+            _base_units("fromTokenAmount", self.amount, self.from_decimals, self)
         if from_field == "wallet":  # a field the docs do not list: only when it must be
             body["fromTokenAddress"] = from_token
         slippage = check_slippage(self.slippage, "current")
         if slippage is not None:
             body["slippagePercentage"] = slippage
-        if (self.expiry_value is None) != (self.expiry_period is None):
-            raise RequestRuleError("expiry", "value and timePeriod are given together")
-        if self.expiry_value is not None and self.expiry_period is not None:
-            body["expiry"] = {
-                "value": str(_check_count("expiry.value", self.expiry_value)),
-                "timePeriod": _check_period("expiry.timePeriod", self.expiry_period),
-            }
+        expiry = _check_period("expiry", self.expiry_value, self.expiry_period)
+        if expiry is not None:
+            body["expiry"] = expiry
         return body
 
 

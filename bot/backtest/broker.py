@@ -2,13 +2,14 @@
 
 `CoreBroker` takes the same `Action`s the live executor does and applies them to the
 `PaperMarket` directly (no HTTP, no journal, no signer), reading each one the way the
-client writes it and the paper service reads it: human amounts rounded down to the
-token's decimals, percentages truncated after one decimal, the service's defaults (DCA
-slippage 1%, limit slippage 5%, swap slippage `auto`). Orders are escrowed at creation
-(the paper world's `escrow` style; with `onchain`, the deposit lands at the same moment
-on a stepped clock, so the fills are the same). A swap is quoted, then executed with the
-quote's minimum as the router call carries it: priced worse by the backtest's slippage,
-it reverts when that is beyond the swap's own slippage.
+client writes it and the paper service reads it, by the same rules (`bot.order_rules`):
+human amounts rounded down to the token's decimals, percentages truncated after one
+decimal, the service's defaults (DCA slippage 1%, limit slippage 5%, swap slippage
+`auto`). Orders are escrowed at creation (the paper world's `escrow` style; with
+`onchain`, the deposit lands at the same moment on a stepped clock, so the fills are the
+same). A swap is quoted, then executed with the quote's minimum as the router call
+carries it: priced worse by the backtest's slippage, it reverts when that is beyond the
+swap's own slippage.
 
 Like the executor, each idempotency key of a strategy is carried out once per run: a
 repeated key is answered with its outcome, never executed again — unless it failed
@@ -26,13 +27,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Final, Literal
+from typing import Literal
 
+from bot import order_rules as rules
 from bot.aptos.tokens import Token, TokenBook, TokenLookupError
-from bot.domain import PROVIDER_LIVE_STATUSES, TIME_PERIODS, OrderKind
+from bot.domain import PROVIDER_LIVE_STATUSES, OrderKind
 from bot.engine.actions import Action, CancelDca, CancelLimit, CreateDca, CreateLimit, Swap
 from bot.engine.ports import ActionOutcome
-from bot.money import to_base_units_down, truncate_places
+from bot.money import to_base_units_down
 from bot.paper.core.dca import DcaOrder
 from bot.paper.core.ledger import InsufficientFunds
 from bot.paper.core.limit import LimitOrder
@@ -41,9 +43,6 @@ from bot.paper.core.orders import OrderStateError, UnknownOrder
 from bot.paper.core.swaps import SlippageExceeded, SwapError, execute_swap, quote_swap
 
 __all__ = ["CoreBroker", "RiskView", "SwapRecord"]
-
-_DCA_SLIPPAGE: Final = Decimal(1)
-_LIMIT_SLIPPAGE: Final = Decimal(5)
 
 
 @dataclass(frozen=True)
@@ -126,6 +125,7 @@ class CoreBroker:
         created = len(self.orders)
         try:
             order_id = self._apply(action)
+        # ValueError: a broken rule (`order_rules.RuleError`) or the order engines' own checks.
         except (_Refused, InsufficientFunds, TokenLookupError, ValueError, LookupError) as exc:
             outcome = ActionOutcome("failed", detail=str(exc))
         else:
@@ -162,25 +162,28 @@ class CoreBroker:
 
     def _create_dca(self, action: CreateDca) -> str:
         sell, buy = self._pair(action.sell, action.buy)
+        amount_type = rules.amount_type(action.amount_type)
         units = _units("fromTokenAmount.value", action.amount, sell)
         delay = None
         if action.delay_value is not None or action.delay_period is not None:
-            delay = _period("delay", action.delay_value, action.delay_period, minimum=0)
+            delay = rules.period("delay", action.delay_value, action.delay_period, minimum=0)
+        low, high = rules.rate_bounds(action.min_rate, action.max_rate)
+        slippage = rules.dca_slippage(action.slippage)
+        count = rules.whole_number("numberOfOrders", action.orders)
+        rules.split(units, count, amount_type)
         order = self.market.dca.create(
             owner=self.wallet,
             recipient=self.wallet,
             sell=sell,
             buy=buy,
             amount=units,
-            amount_type=action.amount_type,
-            orders=_whole("numberOfOrders", action.orders, 1),
-            interval=_period("interval", action.interval_value, action.interval_period),
+            amount_type=amount_type,
+            orders=count,
+            interval=rules.period("interval", action.interval_value, action.interval_period),
             delay=delay,
-            # The DCA engine checks the split and the bounds as the service does (no
-            # minimum of Infinity, a maximum > 0, min ≤ max): a ValueError is a refusal.
-            min_rate=action.min_rate,
-            max_rate=action.max_rate,
-            slippage=_percent(action.slippage, _DCA_SLIPPAGE),
+            min_rate=low,
+            max_rate=high,
+            slippage=rules.DCA_DEFAULT_SLIPPAGE if slippage is None else slippage,
             now=self.market.now,
         )
         self.orders.append(("dca", order.order_id))
@@ -189,13 +192,11 @@ class CoreBroker:
 
     def _create_limit(self, action: CreateLimit) -> str:
         sell, buy = self._pair(action.sell, action.buy)
-        rate = _rate("rateToTokenPerFromToken", action.rate)
-        if rate is None or rate == 0:
-            raise _Refused("rateToTokenPerFromToken must be a positive number")
+        rate = rules.limit_rate(action.rate)
         expiry = None
         if action.expiry_value is not None or action.expiry_period is not None:
-            expiry = _period("expiry", action.expiry_value, action.expiry_period)
-        slippage = None if action.slippage == "auto" else action.slippage
+            expiry = rules.period("expiry", action.expiry_value, action.expiry_period)
+        chosen = rules.slippage(action.slippage)
         order = self.market.limit.create(
             owner=self.wallet,
             recipient=self.wallet,
@@ -203,7 +204,7 @@ class CoreBroker:
             buy=buy,
             amount=_units("fromTokenAmount", action.amount, sell),
             rate=rate,
-            slippage=_percent(slippage, _LIMIT_SLIPPAGE),
+            slippage=chosen if isinstance(chosen, Decimal) else rules.LIMIT_DEFAULT_SLIPPAGE,
             expiry=expiry,
             now=self.market.now,
         )
@@ -237,10 +238,8 @@ class CoreBroker:
         units = _units(
             "fromTokenAmount" if exact_in else "toTokenAmount", amount, sell if exact_in else buy
         )
-        slippage = action.slippage
-        chosen: Decimal | Literal["auto"] = (
-            "auto" if slippage is None or slippage == "auto" else _percent(slippage, Decimal(0))
-        )
+        slippage = rules.slippage(action.slippage)
+        chosen: Decimal | Literal["auto"] = rules.AUTO if slippage is None else slippage
         now = market.now
         cap = action.max_sell_amount  # ExactOut: the engine's bound, as the executor signs
         cap_units = None if exact_in or cap is None else to_base_units_down(cap, sell.decimals)
@@ -314,43 +313,4 @@ class RiskView:
 
 def _units(field: str, amount: Decimal, token: Token) -> int:
     """A human amount in base units, rounded down as the service does; must be ≥ 1 unit."""
-    if not isinstance(amount, Decimal) or not amount.is_finite() or amount <= 0:
-        raise _Refused(f"{field} must be a positive amount, got {amount}")
-    units = to_base_units_down(amount, token.decimals)
-    if units <= 0:
-        raise _Refused(f"{field} is smaller than one base unit of {token.symbol}")
-    return units
-
-
-def _rate(field: str, value: Decimal | None) -> Decimal | None:
-    """A rate as the service reads it: None or Infinity for no bound; negative refused."""
-    if value is None:
-        return None
-    if not isinstance(value, Decimal) or value.is_nan() or value < 0:
-        raise _Refused(f"{field} must not be negative, got {value}")
-    return None if value.is_infinite() else value
-
-
-def _percent(value: Decimal | None, default: Decimal) -> Decimal:
-    """A slippage percent (0–100), truncated after one decimal; `default` when absent."""
-    if value is None:
-        return default
-    if not isinstance(value, Decimal) or not Decimal(0) <= value <= Decimal(100):
-        raise _Refused(f"slippagePercentage must be between 0 and 100, got {value}")
-    return truncate_places(value, 1)
-
-
-def _whole(field: str, value: int, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _Refused(f"{field} must be a whole number ≥ {minimum}, got {value!r}")
-    return value
-
-
-def _period(
-    field: str, value: int | None, period: str | None, *, minimum: int = 1
-) -> tuple[int, str]:
-    if value is None or period is None:
-        raise _Refused(f"{field}: value and timePeriod are given together")
-    if period not in TIME_PERIODS:
-        raise _Refused(f"{field}.timePeriod must be one of {', '.join(TIME_PERIODS)}")
-    return _whole(f"{field}.value", value, minimum), period
+    return rules.base_units(field, amount, token.decimals, token.symbol)

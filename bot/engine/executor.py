@@ -254,6 +254,7 @@ class Executor:
                         delay_value=action.delay_value,
                         delay_period=action.delay_period,
                         slippage=action.slippage,
+                        from_decimals=sell.decimals,
                     )
                 )
             )
@@ -272,6 +273,7 @@ class Executor:
                         slippage=action.slippage,
                         expiry_value=action.expiry_value,
                         expiry_period=action.expiry_period,
+                        from_decimals=sell.decimals,
                     )
                 )
             )

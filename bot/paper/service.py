@@ -1,23 +1,24 @@
 """`PaperService`: the provider's endpoints over the paper core, wire in and wire out.
 
 It reads query strings and JSON bodies the way the real service is specified to, answers
-400 with a message naming the field for every rule of the spec, 404 for unknown tokens and
-orders, and renders records through `Renderer`. The HTTP face only routes, authenticates,
-limits and injects faults. Choices where the spec is silent: docs/wire-decisions.md and
-docs/paper-world.md.
+400 with a message naming the field for every rule of the spec (the rules themselves are
+`bot.order_rules`, which the client checks before sending and the backtest applies), 404
+for unknown tokens and orders, and renders records through `Renderer`. The HTTP face only
+routes, authenticates, limits and injects faults. Choices where the spec is silent:
+docs/wire-decisions.md and docs/paper-world.md.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from datetime import timedelta
-from decimal import ROUND_DOWN, Decimal, InvalidOperation
-from typing import Any, Final, Literal
+from decimal import Decimal
+from typing import Any, Literal, TypeVar
 
+from bot import order_rules as rules
 from bot.aptos.address import Address, AddressError, split_names
 from bot.aptos.tokens import Token
-from bot.domain import FINAL_STATUSES, PROVIDER_LIVE_STATUSES, TIME_PERIODS, OrderKind
-from bot.money import MoneyError, parse_decimal, to_base_units, truncate_places
+from bot.domain import FINAL_STATUSES, PROVIDER_LIVE_STATUSES, OrderKind
 from bot.paper.core.ledger import InsufficientFunds
 from bot.paper.core.market import PaperMarket
 from bot.paper.core.orders import UnknownOrder
@@ -31,11 +32,19 @@ from bot.paper.token_list import listed_tokens
 
 __all__ = ["PaperService"]
 
-_FEE_ADDRESS_RE: Final = re.compile(r"^0x[0-9a-fA-F]{64}$")
+_T = TypeVar("_T")
 
 
 def _bad(message: str) -> HttpError:
     return HttpError(400, message)
+
+
+def _rule(check: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    """Apply one of the spec's rules (`bot.order_rules`); a break answers 400 in its words."""
+    try:
+        return check(*args, **kwargs)
+    except rules.RuleError as exc:
+        raise _bad(str(exc)) from None
 
 
 class PaperService:
@@ -86,36 +95,16 @@ class PaperService:
             if required:
                 raise _bad(f"{field} is required")
             return None
-        if not isinstance(value, str) or not value.startswith("0x"):
-            raise _bad(f"{field} must be an address starting with 0x")
+        text = _rule(rules.hex_address, field, value)
         try:
-            return str(Address.parse(value))
+            return str(Address.parse(text))
         except AddressError:
             raise _bad(f"{field} is not a valid address: {value}") from None
 
-    def _percent(self, field: str, text: object, upper: int) -> Decimal:
-        try:
-            value = parse_decimal(text if not isinstance(text, Decimal) else str(text), field=field)
-        except MoneyError:
-            raise _bad(f"{field} must be a number between 0 and {upper}") from None
-        if not 0 <= value <= upper:
-            raise _bad(f"{field} must be between 0 and {upper}, got {text}")
-        return truncate_places(value, 2 if self.variant == "legacy" else 1)
-
     @staticmethod
     def _amount(field: str, text: object, token: Token) -> int:
-        try:
-            value = parse_decimal(text if not isinstance(text, Decimal) else str(text), field=field)
-        except MoneyError:
-            raise _bad(f"{field} must be a positive number") from None
-        if value <= 0:
-            raise _bad(f"{field} must be positive, got {text}")
-        units = to_base_units(
-            value.quantize(Decimal(1).scaleb(-token.decimals), ROUND_DOWN), token.decimals
-        )
-        if units <= 0:
-            raise _bad(f"{field} is smaller than one base unit of {token.symbol}")
-        return units
+        """A human amount in base units, rounded down; at least one base unit."""
+        return _rule(rules.base_units, field, text, token.decimals, token.symbol)
 
     # --- GET /prices, GET /tokenlist ----------------------------------------------------
 
@@ -183,20 +172,17 @@ class PaperService:
         recipient = self._wallet(
             "toWalletAddress", request.param("toWalletAddress"), required=False
         )
-        slippage_text = request.param("slippagePercentage")
-        slippage: Decimal | Literal["auto"] = (
-            "auto"
-            if slippage_text in (None, "", "auto")
-            else self._percent("slippagePercentage", slippage_text, 100)
-        )
+        digits = rules.places(self.variant)
+        chosen = _rule(rules.slippage, request.param("slippagePercentage"), digits)
+        slippage: Decimal | Literal["auto"] = "auto" if chosen is None else chosen
         fee_pct = Decimal(0)
-        if request.param("integratorFeePercentage") is not None:
-            fee_pct = self._percent(
-                "integratorFeePercentage", request.param("integratorFeePercentage"), 2
-            )
+        fee_text = request.param("integratorFeePercentage")
+        if fee_text is not None:
+            upper = rules.INTEGRATOR_FEE_MAX
+            fee_pct = _rule(rules.percentage, "integratorFeePercentage", fee_text, upper, digits)
         integrator = request.param("integratorFeeAddress")
-        if integrator is not None and not _FEE_ADDRESS_RE.match(integrator):
-            raise _bad("integratorFeeAddress must be 0x followed by 64 hex characters")
+        if integrator is not None:
+            _rule(rules.fee_address, integrator)
         check_route_controls(request, self.variant)
         amount_in = self._amount("fromTokenAmount", from_text, sell) if from_text else None
         amount_out = self._amount("toTokenAmount", to_text, buy) if to_text else None
@@ -258,31 +244,21 @@ class PaperService:
         return value.strip()
 
     @staticmethod
-    def _period(field: str, value: object) -> str:
-        if value not in TIME_PERIODS:
-            raise _bad(f"{field} must be one of {', '.join(TIME_PERIODS)}")
-        return str(value)
+    def _period(field: str, spec: object, *, minimum: int = 1) -> tuple[int, str]:
+        """A `{value, timePeriod}` object (`interval`, `delay`, `expiry`)."""
+        if not isinstance(spec, dict):
+            raise _bad(f"{field} must be an object {{value, timePeriod}}")
+        value, unit = spec.get("value"), spec.get("timePeriod")
+        return _rule(rules.period, field, value, unit, minimum=minimum)
+
+    def _optional_period(
+        self, field: str, spec: object, *, minimum: int = 1
+    ) -> tuple[int, str] | None:
+        return None if spec is None else self._period(field, spec, minimum=minimum)
 
     @staticmethod
-    def _whole(field: str, value: object, minimum: int = 1) -> int:
-        try:
-            number = Decimal(str(value))
-        except InvalidOperation:
-            raise _bad(f"{field} must be a whole number") from None
-        if not number.is_finite() or number != number.to_integral_value() or number < minimum:
-            raise _bad(f"{field} must be a whole number ≥ {minimum}")
-        return int(number)
-
-    def _rate(self, field: str, value: object) -> Decimal | None:
-        if value is None or value == "":
-            return None
-        try:
-            rate = parse_decimal(str(value), allow_infinity=True, field=field)
-        except MoneyError:
-            raise _bad(f"{field} must be a number") from None
-        if rate < 0:
-            raise _bad(f"{field} must not be negative")
-        return None if rate.is_infinite() else rate
+    def _whole(field: str, value: object, minimum: int = 1, maximum: int | None = None) -> int:
+        return _rule(rules.whole_number, field, value, minimum, maximum)
 
     def create_order(self, kind: OrderKind, request: Request) -> dict[str, Any]:
         """`createOrder` for DCA (spec 4.2) or limit (spec 4.5)."""
@@ -315,29 +291,22 @@ class PaperService:
         amount = body.get("fromTokenAmount")
         if not isinstance(amount, dict):
             raise _bad("fromTokenAmount must be an object {value, type}")
-        amount_type = amount.get("type")
-        if amount_type not in ("total", "perorder"):
-            raise _bad("fromTokenAmount.type must be total or perorder")
+        amount_type = _rule(rules.amount_type, amount.get("type"))
         interval = body.get("interval")
         if not isinstance(interval, dict):
             raise _bad("interval must be an object {value, timePeriod}")
-        delay = body.get("delay")
-        if delay is not None and not isinstance(delay, dict):
-            raise _bad("delay must be an object {value, timePeriod}")
-        min_text = body.get("minRateToTokenPerFromToken")
-        if isinstance(min_text, str) and min_text.strip().lower() == "infinity":
-            raise _bad("minRateToTokenPerFromToken cannot be Infinity (nothing would execute)")
-        min_rate = self._rate("minRateToTokenPerFromToken", min_text)
-        max_rate = self._rate("maxRateToTokenPerFromToken", body.get("maxRateToTokenPerFromToken"))
-        if min_rate is not None and max_rate is not None and min_rate > max_rate:
-            raise _bad("minRateToTokenPerFromToken must not exceed maxRateToTokenPerFromToken")
-        if max_rate == 0:
-            raise _bad("maxRateToTokenPerFromToken must be positive")
-        slippage = body.get("slippagePercentage")
+        delay = self._optional_period("delay", body.get("delay"), minimum=0)
+        min_rate, max_rate = _rule(
+            rules.rate_bounds,
+            body.get("minRateToTokenPerFromToken"),
+            body.get("maxRateToTokenPerFromToken"),
+        )
+        # An order's slippage is truncated after one decimal whatever the swap variant
+        # (the variants are the swap endpoints', spec 9).
+        slippage = _rule(rules.dca_slippage, body.get("slippagePercentage"))
         units = self._amount("fromTokenAmount.value", amount.get("value"), sell)
         count = self._whole("numberOfOrders", body.get("numberOfOrders"))
-        if amount_type == "total" and units < count:
-            raise _bad("fromTokenAmount.value is too small to split into numberOfOrders orders")
+        _rule(rules.split, units, count, amount_type)
         return self.market.dca.create(
             owner=str(owner),
             recipient=str(owner),
@@ -346,21 +315,11 @@ class PaperService:
             amount=units,
             amount_type=amount_type,
             orders=count,
-            interval=(
-                self._whole("interval.value", interval.get("value")),
-                self._period("interval.timePeriod", interval.get("timePeriod")),
-            ),
-            delay=None
-            if delay is None
-            else (
-                self._whole("delay.value", delay.get("value"), minimum=0),
-                self._period("delay.timePeriod", delay.get("timePeriod")),
-            ),
+            interval=self._period("interval", interval),
+            delay=delay,
             min_rate=min_rate,
             max_rate=max_rate,
-            slippage=Decimal(1)
-            if slippage is None
-            else self._percent("slippagePercentage", slippage, 100),
+            slippage=rules.DCA_DEFAULT_SLIPPAGE if slippage is None else slippage,
             now=now,
             escrow_now=escrow_now,
         )
@@ -376,18 +335,10 @@ class PaperService:
         owner = self._wallet("toWalletAddress", body.get("toWalletAddress"))
         if body.get("fromWalletAddress") is None:
             raise _bad("fromWalletAddress is required")
-        rate = self._rate("rateToTokenPerFromToken", body.get("rateToTokenPerFromToken"))
-        if rate is None or rate == 0:
-            raise _bad("rateToTokenPerFromToken must be a positive number")
-        expiry = body.get("expiry")
-        if expiry is not None and not isinstance(expiry, dict):
-            raise _bad("expiry must be an object {value, timePeriod}")
-        slippage_text = body.get("slippagePercentage")
-        slippage = (
-            Decimal(5)
-            if slippage_text in (None, "auto")
-            else self._percent("slippagePercentage", slippage_text, 100)
-        )
+        rate = _rule(rules.limit_rate, body.get("rateToTokenPerFromToken"))
+        expiry = self._optional_period("expiry", body.get("expiry"))
+        chosen = _rule(rules.slippage, body.get("slippagePercentage"))  # one decimal, as DCA
+        slippage = chosen if isinstance(chosen, Decimal) else rules.LIMIT_DEFAULT_SLIPPAGE
         return self.market.limit.create(
             owner=str(owner),
             recipient=str(owner),
@@ -396,12 +347,7 @@ class PaperService:
             amount=self._amount("fromTokenAmount", body.get("fromTokenAmount"), sell),
             rate=rate,
             slippage=slippage,
-            expiry=None
-            if expiry is None
-            else (
-                self._whole("expiry.value", expiry.get("value")),
-                self._period("expiry.timePeriod", expiry.get("timePeriod")),
-            ),
+            expiry=expiry,
             now=now,
             escrow_now=escrow_now,
         )
@@ -451,9 +397,7 @@ class PaperService:
             if status == "completed"
             else None
         )
-        limit = self._whole("limit", body.get("limit", 50))
-        if limit > 1000:
-            raise _bad("limit must be at most 1000")
+        limit = self._whole("limit", body.get("limit", 50), maximum=rules.MAX_PAGE_SIZE)
         page = self._whole("pageNumber", body.get("pageNumber", 1))
         details = body.get("txDetails") in (True, "true")
         order_id = body.get(f"{self.prefix}TxId", body.get("svcTxId"))

@@ -10,14 +10,12 @@ and include/exclude sources never together (SDK 1.3.1 `checkIncludeExcludeSource
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Literal
 
+from bot import order_rules as rules
 from bot.paper.faces.asgi import HttpError, Request
 
-__all__ = ["MAX_HOPS", "check_route_controls", "sources_allow", "ui_filter"]
-
-MAX_HOPS: Final = ("1", "2", "3", "4", "5", "max")
-_MAX_POOLS: Final = 10
+__all__ = ["check_route_controls", "sources_allow", "ui_filter"]
 
 
 def _bad(message: str) -> HttpError:
@@ -51,8 +49,10 @@ def sources_allow(request: Request, dex_name: str) -> bool:
     """
     dex = dex_name.lower()
     included, excluded = request.param("includeSources"), request.param("excludeSources")
-    if included is not None and excluded is not None:
-        raise _bad("Only one of includeSources or excludeSources can be provided at a time")
+    try:
+        rules.one_of_sources(included, excluded)
+    except rules.RuleError as exc:
+        raise _bad(str(exc)) from None
     if included is not None:
         return dex in _names(included)
     return dex not in _names(excluded or "")
@@ -71,12 +71,14 @@ def check_route_controls(request: Request, variant: Literal["current", "legacy"]
         for name, value in (("maxHops", hops), ("disableSplits", splits)):
             if value is not None:
                 raise _bad(f"{name} is only accepted by the current swap variant")
-    if pools is not None:
-        kept = [p for p in pools.split(",") if p.strip()]
-        if len(kept) > _MAX_POOLS:
-            raise _bad(f"includePools accepts at most {_MAX_POOLS} pools, got {len(kept)}")
     for name, value in (("onlyDirectRoutes", direct), ("disableSplits", splits)):
         if value not in (None, "true", "false"):
             raise _bad(f"{name} must be true or false")
-    if hops is not None and hops not in MAX_HOPS:
-        raise _bad("maxHops must be a value between 1 and 5, or max")
+    try:
+        if pools is not None:
+            rules.include_pools(len([p for p in pools.split(",") if p.strip()]))
+        if hops is not None:  # a few digits are read as the number the client sent
+            digits = len(hops) <= 3 and hops.isascii() and hops.isdigit()
+            rules.max_hops(int(hops) if digits else hops)
+    except rules.RuleError as exc:
+        raise _bad(str(exc)) from None

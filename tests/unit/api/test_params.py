@@ -406,3 +406,51 @@ def test_get_orders_limit_has_an_upper_bound() -> None:
     with pytest.raises(RequestRuleError) as caught:
         request.to_body("panora")
     assert caught.value.field == "limit"
+
+
+# --- rules shared with the paper service and the backtest (bot.order_rules) --------
+
+
+def test_dca_rate_bounds_that_bound_nothing_are_left_out() -> None:
+    # A minimum of 0 and a maximum of Infinity are what the service reads as no bound
+    # (and shows for an absent one): the body leaves them out rather than refusing.
+    body = replace(DCA, min_rate=Decimal(0), max_rate=Decimal("Infinity")).to_body()
+    assert "minRateToTokenPerFromToken" not in body
+    assert "maxRateToTokenPerFromToken" not in body
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"min_rate": Decimal("Infinity")}, "cannot be Infinity"),
+        ({"min_rate": Decimal(-1)}, "must not be negative"),
+        ({"max_rate": Decimal("NaN")}, "must be a number"),
+    ],
+)
+def test_dca_rate_bounds_refused_as_the_service_refuses(change: dict[str, Any], words: str) -> None:
+    with pytest.raises(RequestRuleError, match=words):
+        replace(DCA, **change).to_body()
+
+
+def test_dca_slippage_has_no_auto() -> None:
+    assert_rule("slippagePercentage", replace(DCA, slippage="auto").to_body)  # type: ignore[arg-type]
+
+
+def test_with_the_decimals_amounts_are_held_to_base_units_before_sending() -> None:
+    # USDC has 6 decimals: 0.0000001 is below one base unit; 0.000003 USDC in total is
+    # 3 base units, too few for 4 orders. Without the decimals only "above 0" is checked.
+    tiny = replace(DCA, amount=Decimal("0.0000001"))
+    assert tiny.to_body()["fromTokenAmount"]["value"] == "0.0000001"
+    assert_rule("fromTokenAmount.value", replace(tiny, from_decimals=6).to_body)
+    few = replace(DCA, amount=Decimal("0.000003"), from_decimals=6)
+    with pytest.raises(RequestRuleError, match="too small to split into numberOfOrders"):
+        few.to_body()
+    assert replace(few, amount_type="perorder").to_body()["fromTokenAmount"]["value"] == "0.000003"
+    limit = replace(LIMIT, amount=Decimal("0.0000001"), from_decimals=6)
+    assert_rule("fromTokenAmount", limit.to_body)
+    assert replace(limit, amount=Decimal("0.000001")).to_body()["fromTokenAmount"] == "0.000001"
+
+
+def test_whole_numbers_refuse_floats_and_accept_ints() -> None:
+    assert_rule("numberOfOrders", replace(DCA, number_of_orders=4.0).to_body)  # type: ignore[arg-type]
+    assert replace(DCA, number_of_orders=7).to_body()["numberOfOrders"] == 7

@@ -8,6 +8,7 @@ order endpoints are also checked to leave the ledger untouched when they refuse.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from decimal import Decimal
 from typing import Any
 
 import httpx
@@ -194,7 +195,10 @@ async def test_current_variant_accepts_the_sdk_131_route_controls(
     assert accepted.json()["quotes"]
 
 
-@pytest.mark.parametrize(("name", "value"), [("maxHops", "6"), ("disableSplits", "yes")])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("maxHops", "6"), ("maxHops", "0"), ("maxHops", "9" * 5000), ("disableSplits", "yes")],
+)
 async def test_route_controls_out_of_form_are_400(
     client: httpx.AsyncClient, name: str, value: str
 ) -> None:
@@ -604,3 +608,53 @@ async def test_advance_refuses_to_move_backwards(
     negative = await client.post("/paper/v1/advance", json={"seconds": -5})
     assert_fail(negative, 400, "seconds")
     assert world.market.now == start
+
+
+# --- the rules shared with the client and the backtest (bot.order_rules) -----------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"fromTokenAmount": {"value": "1e40", "type": "total"}}, "fromTokenAmount.value"),
+        ({"fromTokenAmount": {"value": "1e999999999", "type": "total"}}, "fromTokenAmount"),
+        ({"numberOfOrders": "1e999999999"}, "numberOfOrders"),
+        ({"interval": {"value": "1e999999999", "timePeriod": "hour"}}, "interval.value"),
+        ({"interval": {"value": "1"}}, "interval"),
+        ({"minRateToTokenPerFromToken": "infinity"}, "minRateToTokenPerFromToken"),
+        ({"maxRateToTokenPerFromToken": "NaN"}, "maxRateToTokenPerFromToken"),
+        ({"slippagePercentage": "auto"}, "slippagePercentage"),
+    ],
+)
+async def test_dca_create_out_of_range_values_are_400_never_500(
+    client: httpx.AsyncClient, world: PaperWorld, overrides: dict[str, Any], field: str
+) -> None:
+    before = world.market.ledger.dump()
+    response = await client.post("/dca/v1/createOrder", json=dca_body(**overrides))
+    assert_fail(response, 400, field)
+    assert_untouched(world, before)
+
+
+async def test_dca_rate_bounds_of_0_and_infinity_bound_nothing(
+    client: httpx.AsyncClient, world: PaperWorld
+) -> None:
+    body = dca_body(minRateToTokenPerFromToken="0", maxRateToTokenPerFromToken="Infinity")
+    order_id = await create(client, "dca", body)
+    order = world.market.dca.get(order_id)
+    assert (order.min_rate, order.max_rate) == (None, None)
+
+
+async def test_order_slippage_is_truncated_after_one_decimal_in_either_swap_variant(
+    world: PaperWorld,
+) -> None:
+    # The variants are the swap endpoints' (spec 9); an order's slippage is read as the
+    # client writes it, one decimal, whatever the variant.
+    service = PaperService(world.market, variant="legacy")
+    api = ProviderApi(service, world.settings, sync=world.market.sync)
+    async with client_for(api) as legacy:
+        dca_id = await create(legacy, "dca", dca_body(slippagePercentage="0.57"))
+        limit_id = await create(legacy, "limit", limit_body(slippagePercentage="1.99"))
+        auto_id = await create(legacy, "limit", limit_body(slippagePercentage="AUTO"))
+    assert world.market.dca.get(dca_id).slippage == Decimal("0.5")
+    assert world.market.limit.get(limit_id).slippage == Decimal("1.9")
+    assert world.market.limit.get(auto_id).slippage == Decimal(5)
