@@ -111,7 +111,7 @@ class TokenSeries:
 
     def price(self, index: int) -> Decimal:
         """The exact price of point `index`."""
-        return Decimal(int(self.coefs[index])).scaleb(self.exponent, context=_WIDE)
+        return Decimal(int(self.coefs[index])).scaleb(self.exponent, _WIDE)
 
     def time(self, index: int) -> datetime:
         """The time of point `index`."""

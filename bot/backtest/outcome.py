@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from functools import partial
+from operator import attrgetter
 from typing import Any, Final
 
 import numpy as np
@@ -41,6 +42,7 @@ __all__ = ["Tally", "build_result"]
 _BPS: Final = 10_000
 _SKIPS: Final = frozenset({"attempted", "failed"})
 _WIDE: Final = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)  # exact scaleb
+_TIME: Final = attrgetter("time")  # the sort key of thousands of fills: no Python call each
 
 
 @dataclass
@@ -105,23 +107,23 @@ def _order_fills(
         if filled:
             fee = _fee(detail.from_amount, detail.fee_amount, platform_bps, pool_bps)
             sold = sold_human(detail.from_amount)
-            bought = Decimal(detail.to_amount).scaleb(buy_places, context=_WIDE)
+            bought = Decimal(detail.to_amount).scaleb(buy_places, _WIDE)
             paid = sold_human(fee)
         else:
             sold = bought = paid = zero
-        fills.append(
+        fills.append(  # by position (one per record; keywords cost more), in field order
             BacktestFill(
-                time=at,
-                kind=kind,
-                order_id=order_id,
-                sell_token=sell_key,
-                buy_token=buy_key,
-                sold=sold,
-                bought=bought,
-                fee=paid,
-                sell_usd=sell_price,
-                buy_usd=buy_price,
-                skipped=not filled,
+                at,  # time
+                kind,
+                order_id,
+                sell_key,  # sell_token
+                buy_key,  # buy_token
+                sold,
+                bought,
+                paid,  # fee
+                sell_price,  # sell_usd
+                buy_price,  # buy_usd
+                not filled,  # skipped
             )
         )
     return fills
@@ -212,7 +214,7 @@ def build_result(
                 buy_usd=_prices_at(series[swap.buy.address], _stamps([swap.time]))[0],
             )
         )
-    fills.sort(key=lambda f: f.time)  # stable: an order's records stay in their order
+    fills.sort(key=_TIME)  # stable: an order's records stay in their order
     touched = _touched(tokens, orders, broker)
     for token, _units in funding.values():
         touched.setdefault(token.address, token)  # what the wallet started with

@@ -165,7 +165,8 @@ class ArrayPath(PricePath):
         if price is None:
             if len(self._decimals) > 512:
                 self._decimals.clear()
-            price = Decimal(int(self._c[index])).scaleb(self.exponent, context=_WIDE)
+            # The context positional (a keyword costs more in `_decimal`).
+            price = Decimal(int(self._c[index])).scaleb(self.exponent, _WIDE)
             self._decimals[index] = price
         return price
 

@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import product
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.backtest.result import BacktestResult
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = [
     "RANKINGS",
@@ -178,6 +179,11 @@ def run_sweep(
         on_done: called in this process as each row arrives (progress).
         by: the ranking (a `RANKINGS` name).
     """
+    # Here, not at the top: a single backtest imports this module for `parse_params`
+    # and needs no process pool (multiprocessing is a few milliseconds of start-up).
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     if not combinations:
         return []
     count = worker_count(len(combinations), workers)

@@ -5,6 +5,7 @@ A `SetupError` the application raises under any verb is one line and exit 2 (`_V
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
@@ -99,4 +100,10 @@ def _root(
 
 def main() -> None:
     """Entry point of the `bot` console script and `python -m bot`."""
-    app()
+    try:
+        app()
+    finally:
+        # The process ends now. At exit, the cycle collector walks every object still
+        # alive (the imported libraries', a backtest's results): 60 ms of a 1 s `bot
+        # backtest`. Frozen, they are left to the exit itself; files are closed by then.
+        gc.freeze()

@@ -165,10 +165,9 @@ def check_period(spec: tuple[int, str], what: str, *, minimum: int = 1) -> tuple
 
 def human_rate(out_amount: int, out_token: Token, in_amount: int, in_token: Token) -> Decimal:
     """Human units of `out_token` per human unit of `in_token` (`in_amount` > 0)."""
-    ctx = _RATE_CONTEXT
-    return ctx.divide(Decimal(out_amount), Decimal(in_amount)).scaleb(
-        in_token.decimals - out_token.decimals, context=ctx
-    )
+    ctx = _RATE_CONTEXT  # passed by position: `_decimal` parses a keyword at a cost
+    rate = ctx.divide(Decimal(out_amount), Decimal(in_amount))
+    return rate.scaleb(in_token.decimals - out_token.decimals, ctx)
 
 
 def _hex(text: str) -> str:
@@ -459,17 +458,17 @@ class OrderEngineBase(Generic[OrderT]):
         if kind in ("filled", "attempted", "failed"):
             order.attempts += 1
             attempt = order.attempts
-        record = TxDetailRecord(
-            tx_id=self.ids.tx(order.order_id, number),
-            tx_number=number,
-            type=kind,
-            attempt_number=attempt,
-            from_amount=from_amount,
-            to_amount=to_amount,
-            fee_amount=fee_amount,
-            time=now,
-            keeper=keeper,
-            price_to_per_from=price,
+        record = TxDetailRecord(  # by position: a record per execution, keywords cost more
+            self.ids.tx(order.order_id, number),  # tx_id
+            number,  # tx_number
+            kind,  # type
+            attempt,  # attempt_number
+            from_amount,
+            to_amount,
+            fee_amount,
+            now,  # time
+            keeper,
+            price,  # price_to_per_from
         )
         order.details.append(record)
         return record

@@ -308,5 +308,6 @@ class PoolBook:
 
 def _reserve(depth_usd: Decimal, usd_price: Decimal, token: Token) -> int:
     ctx = _CTX60
-    exact = ctx.divide(depth_usd, usd_price).scaleb(token.decimals, context=ctx)
-    return max(1, int(exact.to_integral_value(rounding=ROUND_FLOOR, context=ctx)))
+    # The context passed positionally: `_decimal` parses keywords at a cost per call.
+    exact = ctx.divide(depth_usd, usd_price).scaleb(token.decimals, ctx)
+    return max(1, int(exact.to_integral_value(ROUND_FLOOR, ctx)))

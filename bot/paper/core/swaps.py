@@ -184,7 +184,7 @@ def _min_out(out: int, slippage: Decimal) -> int:
         return out * ratio[0] // ratio[1]
     ctx = _CTX80
     keep = ctx.divide(ctx.multiply(Decimal(out), ctx.subtract(_HUNDRED, slippage)), _HUNDRED)
-    return int(keep.to_integral_value(rounding=ROUND_FLOOR, context=ctx))
+    return int(keep.to_integral_value(ROUND_FLOOR, ctx))
 
 
 def _auto_slippage(impact: Decimal) -> Decimal:
@@ -244,7 +244,7 @@ def quote_swap(
         out = amount_out
     reserves = pool.reserves(sell)
     known: dict[str, Decimal] = {}
-    if slippage == "auto":
+    if isinstance(slippage, str) and slippage == "auto":  # no Decimal-to-str comparison
         known["price_impact"] = impact = _impact(reserves, total_in, out)
         chosen = _auto_slippage(impact)
     else:

@@ -2,8 +2,9 @@
 
 Price lookups search from their last answer, a pegged stable coin is a comparison, wire
 values are made without text, repeated amounts share one `Decimal`, the column reader
-reads a column at a time and groups rows by token without a full sort, and a sweep
-hands its task to each worker once. Each must give the very same result as the long way.
+reads a column at a time and groups rows by token without a full sort, a sweep hands
+its task to each worker once, and a strategy's order list is kept in place. Each must
+give the very same result as the long way.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from hypothesis import strategies as st
 
 from bot.aptos.tokens import Token
 from bot.backtest import columns
-from bot.backtest.context import HumanAmounts, _TickPrices, _wire, human
+from bot.backtest.context import HumanAmounts, _OrderList, _TickPrices, _wire, human
 from bot.backtest.feed import load_feed
 from bot.backtest.metrics import value_path
 from bot.backtest.paths import ArrayPath, constant_path
@@ -34,6 +35,7 @@ from bot.backtest.result import BacktestResult
 from bot.backtest.sweep import run_sweep
 from bot.engine.strategy import Context, PriceInfo
 from bot.money import format_decimal
+from bot.paper.core.dca import DcaOrder
 from bot.paper.core.prices import PriceBook, PricePath
 from bot.paper.core.registry import PaperTokens
 from bot.paper.core.series import load_series
@@ -288,3 +290,65 @@ def test_tick_prices_read_lazily_are_the_prices_made_up_front() -> None:
     assert dict(lazy.items()) == up_front and list(lazy.values()) == list(up_front.values())
     ctx = Context(strategy="s", now=now, prices=lazy, balances={}, orders=(), state={}, log=None)
     assert ctx.price("usdc") == up_front[USDC]  # by symbol, as strategies ask
+
+
+# --- a strategy's order list --------------------------------------------------------------
+
+
+class _Engine:
+    """The part of a market's order engine `_OrderList` reads: orders by id."""
+
+    def __init__(self) -> None:
+        self.orders: dict[str, DcaOrder] = {}
+
+    def get(self, order_id: str) -> DcaOrder:
+        return self.orders[order_id]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_order_list_kept_in_place_is_the_list_sorted_anew(seed: int) -> None:
+    """Newest first, ties in creation order — also once a time goes back or changes.
+
+    A time changes when a pending order is activated (`OrderEngineBase.activate`).
+    """
+    rng = random.Random(seed)
+    usdc = Token(decimals=6, symbol="USDC", fa_address=USDC)
+    apt = Token(decimals=8, symbol="APT", coin_type=APT)
+    engine = _Engine()
+    market: Any = type("Market", (), {"dca": engine, "limit": engine})()
+    created: list[tuple[str, str]] = []
+    listed = _OrderList(market, created, "s")
+    at = T0
+    for step in range(40):
+        for _ in range(rng.choice([0, 1, 1, 3])):  # several orders at one moment, or none
+            order_id = f"{step}-{len(created)}"
+            back = rng.random() < 0.03  # now and then a time before the newest
+            engine.orders[order_id] = DcaOrder(
+                order_id=order_id,
+                owner="w",
+                recipient="w",
+                sell=usdc,
+                buy=apt,
+                slippage=Decimal(1),
+                created_at=at - timedelta(hours=5) if back else at,
+                status="pending" if rng.random() < 0.05 else "active",
+                seq=len(created),
+                total=10,
+                per_order=1,
+                orders_total=10,
+                interval=(1, "hour"),
+            )
+            created.append(("dca", order_id))
+        pending = [o for o in engine.orders.values() if o.status == "pending"]
+        if pending and rng.random() < 0.3:  # activated: its time is the activation's
+            activated = rng.choice(pending)
+            activated.status, activated.created_at = "active", at + timedelta(minutes=1)
+        active = [o for o in engine.orders.values() if o.status == "active"]
+        if active and rng.random() < 0.3:
+            rng.choice(active).status = "filled"
+        if rng.random() < 0.6:
+            at += timedelta(minutes=rng.choice([1, 30]))
+        in_creation = [engine.orders[order_id] for _kind, order_id in created]
+        expected = sorted(in_creation, key=lambda o: o.created_at, reverse=True)  # stable
+        got = listed.current()
+        assert [(o.order_id, o.status) for o in got] == [(o.order_id, o.status) for o in expected]
