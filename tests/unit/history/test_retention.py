@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.history import retention
 from bot.history.retention import apply_retention
-from bot.journal import Journal, JournalError, PriceTickRow
+from bot.journal import Journal, JournalError, PriceTickRow, prices
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 OLD_DAY = datetime(2026, 1, 10, tzinfo=UTC)  # well before NOW - 90 days
@@ -49,7 +48,7 @@ def stamps(journal: Journal, token: str) -> list[datetime]:
 def test_downsampling_keeps_the_first_tick_of_each_bucket_per_token(
     journal: Journal, batch: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(retention, "_BATCH", batch)  # batch edges must not change a thing
+    monkeypatch.setattr(prices, "_DOWNSAMPLE_BATCH", batch)  # batch edges must not change a thing
     report = apply_retention(journal, NOW, retention_days=90, downsample_seconds=3600)
     assert report is not None
     assert (report.mode, report.deleted, report.kept) == ("downsample", 5, 4)
