@@ -72,6 +72,12 @@ LIMIT_DEFAULT_SLIPPAGE: Final = Decimal(5)
 
 _U64_MAX: Final = 2**64 - 1
 """Aptos amounts are u64 base units: no human amount (decimals ≥ 0) can be larger."""
+_SMALLEST: Final = Decimal("1e-40")
+"""No token has 40 decimals: an amount below this is no amount (and its text is bounded)."""
+_RATE_RANGE: Final = (Decimal("1e-40"), Decimal("1e40"))
+"""Rates outside this are no market's: refused before a billion-digit number is written,
+or overflows the service's arithmetic (a rate of 1e999999 stopped the paper world)."""
+_SHOWN_MAX: Final = 64
 _FEE_ADDRESS_RE: Final = re.compile(r"^0x[0-9a-fA-F]{64}$")
 
 
@@ -89,17 +95,18 @@ class RuleError(ValueError):
 
 
 def _shown(value: object) -> str:
-    """A value in an error: numbers as written (typed or as text), anything else quoted."""
+    """A value in an error, on one short line: numbers as written, anything else quoted."""
+    text = repr(value)
     if isinstance(value, Decimal | int) and not isinstance(value, bool):
-        return str(value)
-    if isinstance(value, str) and len(value) <= 64:
+        text = str(value)
+    elif isinstance(value, str) and len(value) <= _SHOWN_MAX:
         try:
             Decimal(value)
         except InvalidOperation:
             pass
         else:
-            return value
-    return repr(value)
+            text = value.strip()
+    return text if len(text) <= _SHOWN_MAX else text[: _SHOWN_MAX - 1] + "…"
 
 
 # --- amounts --------------------------------------------------------------------------------
@@ -117,6 +124,8 @@ def positive_amount(field: str, value: object) -> Decimal:
         raise RuleError(field, f"must be a positive amount, got {_shown(value)}") from None
     if amount <= 0:
         raise RuleError(field, f"must be a positive amount, got {_shown(value)}")
+    if amount < _SMALLEST:
+        raise RuleError(field, f"is smaller than any token amount, got {_shown(value)}")
     if amount > _U64_MAX:
         raise RuleError(field, f"is larger than any token amount, got {_shown(value)}")
     return amount
@@ -222,6 +231,9 @@ def _rate(field: str, value: object) -> Decimal | None:
         raise RuleError(field, f"must be a number, got {shown}") from None
     if rate < 0:
         raise RuleError(field, f"must not be negative, got {_shown(value)}")
+    low, high = _RATE_RANGE
+    if rate.is_finite() and rate != 0 and not low <= rate <= high:
+        raise RuleError(field, f"is out of range (1e-40 to 1e40), got {_shown(value)}")
     return rate
 
 

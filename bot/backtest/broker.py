@@ -125,8 +125,16 @@ class CoreBroker:
         created = len(self.orders)
         try:
             order_id = self._apply(action)
-        # ValueError: a broken rule (`order_rules.RuleError`) or the order engines' own checks.
-        except (_Refused, InsufficientFunds, TokenLookupError, ValueError, LookupError) as exc:
+        # ValueError: a broken rule (`order_rules.RuleError`) or the order engines' own checks;
+        # ArithmeticError: a number the core's exact arithmetic cannot hold.
+        except (
+            _Refused,
+            InsufficientFunds,
+            TokenLookupError,
+            ValueError,
+            LookupError,
+            ArithmeticError,
+        ) as exc:
             outcome = ActionOutcome("failed", detail=str(exc))
         else:
             outcome = ActionOutcome("confirmed", order_id)

@@ -171,7 +171,14 @@ class Engine:
         """
         known = self._needed.get(strategy.instance)
         if known is None or known[0] is not strategy:
-            known = self._needed[strategy.instance] = (strategy, needed_tokens(strategy))
+            try:
+                needs = needed_tokens(strategy)
+            except Exception as exc:  # checked at load; one strategy never fails the others
+                self._strategy_log(strategy.instance).error(
+                    "strategy.tokens_failed", error=str(exc)
+                )
+                needs = []
+            known = self._needed[strategy.instance] = (strategy, needs)
         return known[1]
 
     async def context(self, strategy: Strategy) -> Context:

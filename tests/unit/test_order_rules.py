@@ -233,3 +233,19 @@ def test_route_controls() -> None:
     assert [rules.max_hops(v) for v in (1, 5, "max")] == ["1", "5", "max"]
     for bad in (0, 6, True, "2", None):
         assert refused(rules.max_hops, bad).field == "maxHops"
+
+
+@pytest.mark.parametrize("rate", [D("1e999999"), D("1e-999999999"), D("1e41"), "1e-41"])
+def test_a_rate_no_market_has_is_refused_before_anything_is_written(rate: Any) -> None:
+    error = refused(rules.limit_rate, rate)
+    assert error.field == "rateToTokenPerFromToken" and "out of range" in str(error)
+    assert len(str(error)) < 200
+    assert refused(rules.rate_bounds, None, rate).field == "maxRateToTokenPerFromToken"
+
+
+def test_an_amount_below_any_token_is_refused_and_errors_stay_one_short_line() -> None:
+    assert "smaller than any token amount" in str(refused(rules.positive_amount, "a", D("1e-41")))
+    assert str(refused(rules.positive_amount, "a", "-5\n")) == "a must be a positive amount, got -5"
+    long = str(refused(rules.positive_amount, "a", "x" * 1000))
+    assert "\n" not in long and len(long) < 120 and long.endswith("…")
+    assert rules.limit_rate(D("1e40")) == D("1e40") and rules.limit_rate("1e-40") == D("1e-40")

@@ -61,3 +61,37 @@ async def test_a_tick_prices_only_the_tokens_its_strategies_name(rig: PaperRig) 
     assert asked == [wanted]
     assert {info.token for info in ctx.prices.values()} == set(wanted)
     assert len(book) > 2  # the world knows more tokens than were asked for
+
+
+async def test_one_strategy_whose_tokens_fail_leaves_the_others_their_prices(
+    rig: PaperRig,
+) -> None:
+    params = {"sell_token": "USDC", "buy_token": "APT", "rungs": 1}
+    params |= {"spacing_percent": "2", "amount_per_rung": "10", "redrift_percent": "5"}
+    book = rig.world.market.tokens.book
+    good, bad = (
+        build_strategy(
+            StrategyEntry(
+                name=name, plugin="limit_ladder", schedule={"interval_seconds": 60}, params=params
+            )
+        )
+        for name in ("good", "bad")
+    )
+
+    def broken() -> list[str]:
+        raise RuntimeError("tokens() broke after load")
+
+    bad.tokens = broken  # type: ignore[method-assign]
+    engine = live_engine(
+        client=rig.client,
+        journal=rig.journal,
+        clock=rig.clock,
+        wallet=rig.wallet,
+        tokens=book,
+        broker=LiveBroker(rig.executor),
+        risk=RiskChecker(RiskSettings(), rig.journal, book),
+        strategies=[good, bad],
+    )
+    ctx = await engine.context(engine.strategies["good"])
+    assert {info.symbol for info in ctx.prices.values()} >= {"USDC", "APT"}
+    assert (await engine.context(engine.strategies["bad"])).prices  # APT for gas at least

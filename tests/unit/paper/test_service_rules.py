@@ -623,6 +623,7 @@ async def test_advance_refuses_to_move_backwards(
         ({"interval": {"value": "1"}}, "interval"),
         ({"minRateToTokenPerFromToken": "infinity"}, "minRateToTokenPerFromToken"),
         ({"maxRateToTokenPerFromToken": "NaN"}, "maxRateToTokenPerFromToken"),
+        ({"maxRateToTokenPerFromToken": "1e999999"}, "maxRateToTokenPerFromToken"),
         ({"slippagePercentage": "auto"}, "slippagePercentage"),
     ],
 )
@@ -633,6 +634,20 @@ async def test_dca_create_out_of_range_values_are_400_never_500(
     response = await client.post("/dca/v1/createOrder", json=dca_body(**overrides))
     assert_fail(response, 400, field)
     assert_untouched(world, before)
+
+
+@pytest.mark.parametrize("rate", ["1e999999", "1e-999999999", "1e41"])
+async def test_a_limit_rate_no_market_has_is_400_and_the_world_goes_on(
+    client: httpx.AsyncClient, world: PaperWorld, rate: str
+) -> None:
+    # A rate of 1e999999 was accepted, then overflowed every later step of the world (500s).
+    before = world.market.ledger.dump()
+    response = await client.post(
+        "/limit/v1/createOrder", json=limit_body(rateToTokenPerFromToken=rate)
+    )
+    assert_fail(response, 400, "rateToTokenPerFromToken")
+    assert_untouched(world, before)
+    assert (await client.post("/paper/v1/advance", json={"seconds": 3600})).status_code == 200
 
 
 async def test_dca_rate_bounds_of_0_and_infinity_bound_nothing(
