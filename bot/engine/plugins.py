@@ -34,6 +34,7 @@ from pydantic import ValidationError
 
 from bot.config import StrategyEntry
 from bot.engine.strategy import API_VERSION, Strategy, needed_tokens
+from bot.logging import get_logger
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -290,10 +291,19 @@ def build_strategy(entry: StrategyEntry, user_dirs: Sequence[Path] = ()) -> Stra
             f"{type(exc).__name__}: {exc}"
         ) from None
     try:
-        needed_tokens(strategy)  # asked for on every tick: a failure is a load error
+        needs = needed_tokens(strategy)  # asked for on every tick: a failure is a load error
     except Exception as exc:
         detail = f"{type(exc).__name__}: {exc}".splitlines()[0]
         raise PluginError(f"strategy {entry.name!r} ({entry.plugin}): tokens(): {detail}") from None
+    if not needs and type(strategy).tokens is Strategy.tokens:
+        # A plugin written before tokens() whose parameters are named otherwise (`sell`,
+        # `buy`) would tick with APT's price alone: say so once, at load.
+        get_logger("plugins").warning(
+            "strategy.declares_no_tokens",
+            strategy=entry.name,
+            plugin=entry.plugin,
+            hint="override tokens() to name the tokens it trades (docs/strategies.md)",
+        )
     return strategy
 
 

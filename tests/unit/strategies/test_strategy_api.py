@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import pytest
 from pydantic import Field, ValidationError
+from structlog.testing import capture_logs
 
 from bot.config import StrategyEntry
 from bot.engine import plugins
@@ -254,3 +255,32 @@ def test_declared_tokens_of_the_enabled_entries_once_each(tmp_path: Path) -> Non
         entry("no_such_plugin", name="broken"),  # reported by the strategy check, not here
     ]
     assert declared_tokens(entries, [tmp_path]) == ["APT", "USDC", "WETH"]
+
+
+SELL_BUY_PLUGIN = '''
+"""A plugin written before tokens(): its token parameters have other names."""
+from bot.engine.strategy import Strategy, StrategyParams
+
+
+class SellBuyParams(StrategyParams):
+    sell: str = "USDC"
+    buy: str = "APT"
+
+
+class SellBuy(Strategy[SellBuyParams]):
+    name = "sell_buy"
+
+    async def on_tick(self, ctx):
+        return []
+'''
+
+
+def test_a_plugin_that_declares_no_tokens_is_told_so_at_load(tmp_path: Path) -> None:
+    (tmp_path / "sell_buy.py").write_text(textwrap.dedent(SELL_BUY_PLUGIN))
+    (tmp_path / "old.py").write_text(textwrap.dedent(OLD_PLUGIN))
+    with capture_logs() as logs:
+        built = build_strategy(entry("sell_buy", name="sb"), [tmp_path])
+        build_strategy(entry("old"), [tmp_path])  # `pair_token`: declared by default
+    assert needed_tokens(built) == []
+    warned = [e for e in logs if e["event"] == "strategy.declares_no_tokens"]
+    assert [(e["strategy"], e["plugin"]) for e in warned] == [("sb", "sell_buy")]
