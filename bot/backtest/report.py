@@ -123,6 +123,7 @@ def build_report(
             "actions": result.actions,
             "refused": result.refused,
         },
+        "companions": _companions(result),
         "errors": list(result.errors),
         "warnings": list(result.warnings),
         "balances": {
@@ -136,6 +137,22 @@ def build_report(
         "orders": jsonable(result.orders),
         "fills": jsonable(result.fills),
     }
+
+
+def _companions(result: BacktestResult) -> list[dict[str, Any]]:
+    """The strategies run beside the backtested one: counts and their orders' ids."""
+    return [
+        {
+            "name": run.name,
+            "plugin": run.plugin,
+            "ticks": run.ticks,
+            "actions": run.actions,
+            "refused": run.refused,
+            "errors": run.errors,
+            "order_ids": [oid for oid, who in result.owners.items() if who == run.name],
+        }
+        for run in result.companions
+    ]
 
 
 def write_json(path: Path, report: Mapping[str, Any]) -> Path:
@@ -162,6 +179,7 @@ def summary_rows(
     asset = _symbol(result, metrics.asset)
     rows = [
         ("strategy", strategy_label(result)),
+        *_companion_rows(result),
         ("period", f"{_iso(result.start)} → {_iso(result.end)}"),
         ("prices", result.price_source or "-"),
     ]
@@ -236,6 +254,17 @@ def summary_rows(
     return rows
 
 
+def _companion_rows(result: BacktestResult) -> list[tuple[str, str]]:
+    """One row naming the companions that ran, with their ticks / actions / refused."""
+    if not result.companions:
+        return []
+    runs = "; ".join(
+        f"{_label(run.name, run.plugin)} {run.ticks} / {run.actions} / {run.refused}"
+        for run in result.companions
+    )
+    return [("with companions", f"{runs} (ticks / actions / refused; fills in the figures)")]
+
+
 def summary_table(
     result: BacktestResult, metrics: Metrics, convention: PriceConvention | None = None
 ) -> str:
@@ -252,9 +281,11 @@ def summary_table(
 
 def strategy_label(result: BacktestResult) -> str:
     """`weekly-apt (recurring_dca)`, or the plugin's name once when the two are the same."""
-    if result.strategy == result.plugin:
-        return result.strategy
-    return f"{result.strategy} ({result.plugin})"
+    return _label(result.strategy, result.plugin)
+
+
+def _label(name: str, plugin: str) -> str:
+    return name if name == plugin else f"{name} ({plugin})"
 
 
 def window_text(start: datetime, end: datetime) -> str:

@@ -13,7 +13,14 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["BacktestFill", "BacktestOrder", "BacktestResult", "PricePoints", "TokenInfo"]
+__all__ = [
+    "BacktestFill",
+    "BacktestOrder",
+    "BacktestResult",
+    "CompanionRun",
+    "PricePoints",
+    "TokenInfo",
+]
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,22 @@ class PricePoints:
     last: Decimal
 
 
+@dataclass(frozen=True)
+class CompanionRun:
+    """A configured strategy run beside the backtested one (its `order_sources()`).
+
+    Its orders and fills are in the result's, as part of the wallet's position; the
+    counts are its own (the result's `ticks`, `actions`, `refused` are the main one's).
+    """
+
+    name: str
+    plugin: str
+    ticks: int
+    actions: int
+    refused: int
+    errors: int
+
+
 @dataclass
 class BacktestResult:
     """Everything one backtest run saw and did."""
@@ -105,3 +128,7 @@ class BacktestResult:
     credit: str | None = None  # the provider's credit line, when its prices were recorded
     price_origin: str | None = None  # else where they came from: "simulated (…)", "synthetic …"
     wall_seconds: float = 0.0
+    companions: list[CompanionRun] = field(default_factory=list)  # run beside it, config order
+    owners: dict[str, str] = field(default_factory=dict)
+    """A companion's orders and swaps: a fill's `order_id` → the companion that made it
+    (the strategy's own are not listed)."""

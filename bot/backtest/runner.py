@@ -11,9 +11,11 @@ limit crossings found by a vectorised search over the price arrays, expiries —
 event, never tick by tick); the poll delivers the order events since the previous one
 (`on_order_event`, as the tracker delivers them live), then `on_tick` sees the engine's
 `Context`. Actions are bounded, risk-checked (`RiskChecker`) and handed to the broker by
-the engine, as live; `CoreBroker` carries them out on the core. Fills come only from the
-core's DCA and limit engines, pools and swaps — the code the paper world runs — so a
-parity test can compare the two to the base unit.
+the engine, as live; `CoreBroker` carries them out on the core. The spec's companions
+(the configured strategies whose orders the strategy reads) run in the same engine on
+the same market and wallet, each on its own trigger, ticking before it at a shared time.
+Fills come only from the core's DCA and limit engines, pools and swaps — the code the
+paper world runs — so a parity test can compare the two to the base unit.
 
 Assumptions and limits: docs/backtesting.md.
 """
@@ -39,10 +41,10 @@ from bot.backtest.coverage import data_warnings
 from bot.backtest.feed import Feed, TokenSeries, load_feed, load_journal_feed
 from bot.backtest.outcome import Tally, build_result
 from bot.backtest.ports import CoreEvents, CoreMarket, CoreOrders, CoreState
-from bot.backtest.result import BacktestResult
+from bot.backtest.result import BacktestResult, CompanionRun
 from bot.backtest.spec import AUTO_FUNDING_USD, JOURNAL, BacktestSpec
 from bot.clock import MICROSECOND, SteppedClock, to_micros
-from bot.config import PRICE_CREDIT
+from bot.config import PRICE_CREDIT, StrategyEntry
 from bot.engine.actions import describe
 from bot.engine.engine import Engine, TickReport
 from bot.engine.plugins import PluginError, build_strategy
@@ -215,6 +217,9 @@ class _Run:
         self.spec = spec
         self.progress = progress
         self.tally = Tally(errors=[])
+        self.main = spec.strategy.name
+        self.tallies = {entry.name: Tally(errors=[]) for entry in spec.companions}
+        """The companions' own counts, by name."""
         self.log = get_logger("backtest", strategy=spec.strategy.name)
 
     @classmethod
@@ -222,12 +227,15 @@ class _Run:
         """Build the strategy, load prices, make the market and fund the wallet."""
         run = cls(spec, progress)
         tokens = _registry()
-        try:
-            strategy = build_strategy(spec.strategy, spec.strategy_dirs)
-        except PluginError as exc:
-            raise BacktestError("; ".join(exc.problems)) from None
+        entries = [*spec.companions, spec.strategy]
+        strategies = [_built(entry, spec) for entry in entries]
+        strategy = strategies[-1]
         named = named_tokens(strategy, tokens.book)
         traded = set(named_tokens(strategy, tokens.book, with_gas=False))
+        for companion in strategies[:-1]:
+            for key, token in named_tokens(companion, tokens.book, with_gas=False).items():
+                named.setdefault(key, token)
+                traded.add(key)
         feed = feed if feed is not None else _load(spec, tokens, named)
         series = _priced(spec, feed, named, traded)
         symbols = {key: token.symbol for key, token in named.items() if key in feed.series}
@@ -259,7 +267,7 @@ class _Run:
         run.clock, run.market, run.strategy, run.series = clock, market, strategy, series
         run.named = {k: t for k, t in named.items() if k in series}
         run.broker = CoreBroker(market, spec.wallet, tokens.book, series)
-        budgets = {spec.strategy.name: spec.strategy.budget} if spec.strategy.budget else {}
+        budgets = {entry.name: entry.budget for entry in entries if entry.budget}
         # The checker asks its ledger two questions (open orders, the day's spend):
         # RiskView answers them from the run, so the live rules apply unchanged.
         risk = RiskChecker(spec.risk, RiskView(run.broker), tokens.book, budgets=budgets)
@@ -274,7 +282,7 @@ class _Run:
             tokens=tokens.book,
             broker=run.broker,
             risk=risk,
-            strategies=[strategy],
+            strategies=strategies,
             timeout_seconds=spec.timeout_seconds,
         )
         # Reactions to order events and failed hooks; a tick's report comes from `tick`.
@@ -301,9 +309,10 @@ class _Run:
         """`on_start`, every poll and tick to the window's end, `on_stop`."""
         spec, engine, name = self.spec, self.engine, self.strategy.instance
         await engine.start()
+        jobs = [self._companion_job(entry) for entry in spec.companions]
         trigger = make_trigger(spec.strategy.schedule, spec.start)
-        job = Job(f"strategy:{name}", trigger, self._poll_and_tick)
-        driver = Driver(self.clock, [job], on_time=self._reach)
+        jobs.append(Job(f"strategy:{name}", trigger, self._poll_and_tick))
+        driver = Driver(self.clock, jobs, on_time=self._reach)
         await driver.run_until(spec.end)
         self._reach(self.clock.now())
         await engine.stop()
@@ -323,9 +332,28 @@ class _Run:
         self.tally.ticks += 1
         self._count(await self.engine.tick(self.strategy.instance))
 
+    def _companion_job(self, entry: StrategyEntry) -> Job:
+        """A companion's job: the order poll, then its tick, on its own schedule."""
+        name = entry.name
+
+        async def poll_and_tick() -> None:
+            await self.engine.poll_orders()
+            self.tallies[name].ticks += 1
+            self._count(await self.engine.tick(name))
+
+        return Job(f"strategy:{name}", make_trigger(entry.schedule, self.spec.start), poll_and_tick)
+
     def _count(self, report: TickReport) -> None:
-        """Count what one decision did: actions carried out, refused or failed, errors."""
+        """Count what one decision did: actions carried out, refused or failed, errors.
+
+        A companion's counts go to its own tally; its errors are also the result's, named.
+        """
         tally = self.tally
+        if report.strategy != self.main:
+            tally = self.tallies[report.strategy]
+            if not report.ok and self.tally.errors is not None:
+                line = f"{self.market.now.isoformat()} {report.strategy}: {report.error}"
+                self.tally.errors.append(line.splitlines()[0])
         tally.refused += len(report.refusals)
         for action, outcome in report.outcomes:
             if outcome.duplicate:
@@ -364,4 +392,33 @@ class _Run:
             warnings=self.warnings,
         )
         result.price_origin = self.origin
+        if self.spec.companions:
+            result.companions = [
+                CompanionRun(e.name, e.plugin, t.ticks, t.actions, t.refused, len(t.errors or []))
+                for e in self.spec.companions
+                for t in [self.tallies[e.name]]
+            ]
+            result.owners = self._owners()
         return result
+
+    def _owners(self) -> dict[str, str]:
+        """The companions' orders and swaps, as the fills name them → who made them."""
+        broker, main = self.broker, self.main
+        owners = {order_id: who for (_, order_id), who in broker.owners.items() if who != main}
+        swapped = {
+            key: who
+            for (who, key), outcome in broker.outcomes.items()
+            if who != main and outcome.state == "confirmed" and outcome.order_id is None
+        }
+        for swap in broker.swaps:
+            if swap.key in swapped:
+                owners[f"swap:{swap.key}"] = swapped[swap.key]
+        return owners
+
+
+def _built(entry: StrategyEntry, spec: BacktestSpec) -> Strategy:
+    """The entry's strategy; a plugin refusing it is a `BacktestError`."""
+    try:
+        return build_strategy(entry, spec.strategy_dirs)
+    except PluginError as exc:
+        raise BacktestError("; ".join(exc.problems)) from None

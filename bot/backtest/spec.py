@@ -17,7 +17,7 @@ from bot.clock import ensure_utc
 from bot.config import PaperSettings, RiskSettings, Schedule, StrategyEntry
 from bot.duration import parse_duration
 
-__all__ = ["AUTO_FUNDING_USD", "JOURNAL", "BacktestSpec", "parse_schedule"]
+__all__ = ["AUTO_FUNDING_USD", "JOURNAL", "BacktestSpec", "parse_funding", "parse_schedule"]
 
 JOURNAL: Final = "journal"
 """`prices=JOURNAL`: read the journal's recorded `price_ticks` (`journal_url`)."""
@@ -49,6 +49,9 @@ class BacktestSpec:
         peg_stables: price a token whose symbol contains "USD" and that has no series at
             exactly 1 USD (instead of refusing the run).
         timeout_seconds: a strategy hook taking longer (real time) fails that tick.
+        companions: the configured strategies whose orders the strategy reads
+            (`order_sources()`), run beside it in the same engine, on the same market and
+            wallet, each on its own schedule (docs/backtesting.md, "Companions").
     """
 
     strategy: StrategyEntry
@@ -68,11 +71,16 @@ class BacktestSpec:
     peg_stables: bool = True
     timeout_seconds: float = 30.0
     wallet: str = BACKTEST_WALLET
+    companions: tuple[StrategyEntry, ...] | list[StrategyEntry] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "start", ensure_utc(self.start))
         object.__setattr__(self, "end", ensure_utc(self.end))
         object.__setattr__(self, "strategy_dirs", tuple(self.strategy_dirs))
+        object.__setattr__(self, "companions", tuple(self.companions))
+        names = [self.strategy.name, *(c.name for c in self.companions)]
+        if len(set(names)) != len(names):
+            raise ValueError(f"companions: each strategy once, got {', '.join(names)}")
         if self.end <= self.start:
             raise ValueError(
                 f"the window ends ({self.end.isoformat()}) before it starts "
@@ -93,6 +101,27 @@ class BacktestSpec:
     def price_source(self) -> str:
         """The series file's path, or "journal"."""
         return str(self.prices)
+
+
+def parse_funding(text: str) -> dict[str, Decimal]:
+    """`"USDC=1000,APT=0"` → start balances by token (symbol or address), exact.
+
+    Raises:
+        ValueError: not `token=amount` pairs, or an amount that is not a number ≥ 0.
+    """
+    funding: dict[str, Decimal] = {}
+    for part in text.split(","):
+        token, sep, amount = part.partition("=")
+        if not sep or not token.strip():
+            raise ValueError("expected token=amount pairs, e.g. USDC=1000,APT=0")
+        try:
+            value = Decimal(amount.strip())
+        except ArithmeticError:
+            raise ValueError(f"{token.strip()}: {amount.strip()!r} is not a number") from None
+        if not value.is_finite() or value < 0:
+            raise ValueError(f"{token.strip()}: expected an amount ≥ 0, got {amount.strip()!r}")
+        funding[token.strip()] = value
+    return funding
 
 
 def parse_schedule(text: str) -> Schedule:

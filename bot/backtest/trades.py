@@ -98,7 +98,7 @@ def trade_rows(
         rows.append(
             TradeRow(
                 time=fill.time,
-                strategy=result.strategy,
+                strategy=result.owners.get(fill.order_id, result.strategy),
                 kind=fill.kind,
                 order_id=fill.order_id,
                 side=side,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
 import typer
 
-from bot.backtest.spec import parse_schedule
+from bot.backtest.spec import parse_funding, parse_schedule
 from bot.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, load_or_exit
 
 if TYPE_CHECKING:
@@ -55,6 +55,8 @@ HELP: Final = {
     "fee_bps": "Pool fee in basis points (default 25).",
     "slippage": "Execution slippage in percent, 0 to below 100 (default 0).",
     "depth": "Pool depth per side in USD (default 2000000).",
+    "funding": "Start balances, token=amount,... (e.g. USDC=1000); others start at 0. "
+    "Default: 1,000,000 USD worth of each token the strategies name.",
     "report": "Write report.json, report.html and PNG charts into this folder.",
     "sweep": "param=v1,v2,... (repeatable): run the grid on every core and rank it.",
     "rank_by": "Rank a sweep by: return, pnl, vs-lump-sum (highest first), drawdown, entry, "
@@ -80,9 +82,16 @@ class BacktestOptions:
     fee_bps: int | None = None
     slippage: Decimal | None = None
     depth_usd: Decimal | None = None
+    companions: tuple[StrategyEntry, ...] = ()  # configured strategies it reads orders of
+    funding: dict[str, Decimal] | None = None  # None: the automatic funding
 
     def describe(self) -> dict[str, Any]:
         """The options as plain data, for the report's `spec`."""
+        extra: dict[str, Any] = {}
+        if self.companions:
+            extra["companions"] = [entry.name for entry in self.companions]
+        if self.funding is not None:
+            extra["funding"] = self.funding
         return {
             "strategy": self.entry.name,
             "plugin": self.entry.plugin,
@@ -94,6 +103,7 @@ class BacktestOptions:
             "fee_bps": self.fee_bps,
             "slippage": self.slippage,
             "depth_usd": self.depth_usd,
+            **extra,
         }
 
 
@@ -108,6 +118,7 @@ def backtest(
     fee_bps: Annotated[str | None, typer.Option(help=HELP["fee_bps"])] = None,
     slippage: Annotated[str | None, typer.Option(help=HELP["slippage"])] = None,
     depth: Annotated[str | None, typer.Option(help=HELP["depth"])] = None,
+    funding: Annotated[str | None, typer.Option(help=HELP["funding"])] = None,
     report: Annotated[Path | None, typer.Option(help=HELP["report"])] = None,
     sweep: Annotated[list[str] | None, typer.Option(help=HELP["sweep"])] = None,
     rank_by: Annotated[str, typer.Option(help=HELP["rank_by"])] = "return",
@@ -129,7 +140,15 @@ def backtest(
         fee_bps=fee_bps,
         slippage=slippage,
         depth=depth,
+        funding=funding,
     )
+    if options.companions and options.funding is None:
+        names = ", ".join(e.name for e in options.companions)
+        print(
+            f"bot: note: with {names}, the wallet starts with 1,000,000 USD of each token "
+            "they name (--funding sets the start balances)",
+            file=sys.stderr,
+        )
     from bot.backtest.metrics import compute_metrics, with_no_bounds
 
     free, removed = (None, []) if sweep else _without_bounds(options)
@@ -158,8 +177,13 @@ def check_options(
     fee_bps: str | None,
     slippage: str | None,
     depth: str | None,
+    funding: str | None = None,
 ) -> BacktestOptions:
-    """Check every option; the first problem ends the command (one line, exit 2)."""
+    """Check every option; the first problem ends the command (one line, exit 2).
+
+    A configured strategy brings its companions: the configured strategies whose orders
+    it reads (`order_sources()`, `bot.backtest.companions`); one not configured is exit 2.
+    """
     from bot.config import StrategyEntry
     from bot.engine.plugins import PluginError, build_strategy
 
@@ -188,6 +212,7 @@ def check_options(
         configured_names = ", ".join(e.name for e in settings.strategies) or "none"
         hint = f" (configured strategies: {configured_names})" if configured is None else ""
         fail(exc.problems[0] + hint, EXIT_USAGE)
+    companions = _companions(entry, settings) if configured is not None else ()
     begin = _or_usage("--from", _parse_time, start) if start else None
     finish = _or_usage("--to", _parse_time, end) if end else None
     if begin is None or finish is None:
@@ -218,7 +243,19 @@ def check_options(
         fee_bps=_bps(fee_bps) if fee_bps is not None else None,
         slippage=_slippage(slippage) if slippage is not None else None,
         depth_usd=_depth(depth) if depth is not None else None,
+        companions=companions,
+        funding=_or_usage("--funding", parse_funding, funding) if funding is not None else None,
     )
+
+
+def _companions(entry: StrategyEntry, settings: Settings) -> tuple[StrategyEntry, ...]:
+    """The configured strategies run beside `entry`; one that cannot run is exit 2."""
+    from bot.backtest.companions import CompanionError, companions_of
+
+    try:
+        return companions_of(entry, settings.strategies, settings.scheduler.strategy_dirs)
+    except CompanionError as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 def _or_usage(option: str, parse: Any, text: str) -> Any:
@@ -285,6 +322,8 @@ def _spec(options: BacktestOptions) -> BacktestSpec:
         strategy_dirs=options.strategy_dirs,
         risk=options.risk,
         timeout_seconds=options.timeout_seconds,
+        companions=options.companions,
+        funding=options.funding,
         **{k: v for k, v in given.items() if v is not None},
     )
 
