@@ -19,6 +19,7 @@ from bot.chain.wire import NODE_RETRY_AFTER_LIMIT_SECONDS, node_backoff
 from bot.clock import SteppedClock
 from bot.ops.alerts import DeliveryTuning
 from bot.retry import Backoff, parse_retry_after
+from tests.support.virtual_time import VirtualTime
 
 NOW = datetime(2024, 5, 1, 12, tzinfo=UTC)
 
@@ -190,21 +191,6 @@ def test_alert_delivery_waits_the_longer_and_never_jitters_retry_after() -> None
 
 
 # --- the clients read a Retry-After date against their injected clock ------------------
-
-
-class VirtualTime:
-    """Monotonic time that moves only when slept (the token bucket reads it)."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def monotonic(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
 
 
 async def test_the_api_client_dates_retry_after_by_its_clock() -> None:

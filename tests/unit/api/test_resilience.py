@@ -5,33 +5,20 @@ import asyncio
 import pytest
 
 from bot.api.resilience import TokenBucket
+from tests.support.virtual_time import VirtualTime
 
 # Back-off and Retry-After: tests/unit/test_retry.py (one policy, `bot.retry`).
 
 # --- token bucket -----------------------------------------------------------------
 
 
-class VirtualClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def monotonic(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-        await asyncio.sleep(0)
-
-
-def bucket(clock: VirtualClock, rate: float, burst: int) -> TokenBucket:
+def bucket(clock: VirtualTime, rate: float, burst: int) -> TokenBucket:
     return TokenBucket(rate, burst, monotonic=clock.monotonic, sleep=clock.sleep)
 
 
 @pytest.mark.parametrize(("n", "rate", "burst"), [(20, 4.0, 4), (10, 0.5, 1), (5, 10.0, 5)])
 async def test_bucket_rate(n: int, rate: float, burst: int) -> None:
-    clock = VirtualClock()
+    clock = VirtualTime(yields=True)
     limiter = bucket(clock, rate, burst)
     for _ in range(n):
         await limiter.acquire()
@@ -39,7 +26,7 @@ async def test_bucket_rate(n: int, rate: float, burst: int) -> None:
 
 
 async def test_bucket_burst_is_free() -> None:
-    clock = VirtualClock()
+    clock = VirtualTime(yields=True)
     limiter = bucket(clock, 2.0, 3)
     for _ in range(3):
         await limiter.acquire()
@@ -47,14 +34,14 @@ async def test_bucket_burst_is_free() -> None:
 
 
 async def test_bucket_concurrent_callers_share_rate() -> None:
-    clock = VirtualClock()
+    clock = VirtualTime(yields=True)
     limiter = bucket(clock, 4.0, 2)
     await asyncio.gather(*(limiter.acquire() for _ in range(10)))
     assert clock.now - 1000.0 == pytest.approx(8 / 4.0)
 
 
 async def test_bucket_pause_delays_next_acquire() -> None:
-    clock = VirtualClock()
+    clock = VirtualTime(yields=True)
     limiter = bucket(clock, 4.0, 4)
     limiter.pause(7.5)
     await limiter.acquire()
@@ -62,7 +49,7 @@ async def test_bucket_pause_delays_next_acquire() -> None:
 
 
 async def test_bucket_pause_counts_elapsed_time() -> None:
-    clock = VirtualClock()
+    clock = VirtualTime(yields=True)
     limiter = bucket(clock, 4.0, 4)
     limiter.pause(5.0)
     clock.now += 2.0

@@ -26,27 +26,15 @@ from bot.domain import ROUTER_MODULE_ADDRESS
 from bot.paper.faces.asgi import read_request, send_bytes
 from harness.paper_chain import APT, SENDER, ChainRig
 from tests.support.loopback import closed_port, serve
+from tests.support.virtual_time import VirtualTime
 
 HASH = "0x" + "ab" * 32
 ROUTER_ADDRESS = Address.parse(ROUTER_MODULE_ADDRESS)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def monotonic(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-
 def scripted(
     *answers: httpx.Response | type[Exception], expected_chain_id: int | None = 4
-) -> tuple[NodeClient, list[httpx.Request], Clock]:
+) -> tuple[NodeClient, list[httpx.Request], VirtualTime]:
     queue = list(answers)
     seen: list[httpx.Request] = []
 
@@ -57,7 +45,7 @@ def scripted(
             raise answer("scripted", request=request)  # type: ignore[call-arg]
         return answer
 
-    clock = Clock()
+    clock = VirtualTime(0.0)
     client = NodeClient(
         "http://node.test/v1/",
         expected_chain_id=expected_chain_id,
