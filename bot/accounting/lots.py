@@ -1,0 +1,99 @@
+"""The cost basis: which purchase's cost a sale is measured against.
+
+Each token held has lots (quantity, USD cost). A purchase adds a lot; a sale takes its
+quantity from the lots and, with it, their cost:
+
+- FIFO (`CostMethod.FIFO`, the default): the oldest lots first;
+- average cost (`CostMethod.AVERAGE`): one pooled lot per token, so every unit held
+  costs the pool's cost / quantity.
+
+Cost is *moved*, never created or lost: a part of a lot takes the share
+`cost × part / quantity` (the one rounded step, `bot.accounting.exact.ratio`) and the lot
+keeps the rest exactly; a lot taken whole gives its whole remaining cost. So the costs
+of all sales plus the cost still held equal the cost paid, exactly, under either method,
+and when everything bought is sold both methods give the same realised total.
+
+Selling more than the lots hold (an opening balance bought before the records, the
+quote token a DCA spends) is *uncovered*: the caller values that part at the market
+when sold (no gain, no loss) and reports the quantity.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from decimal import Decimal
+
+from bot.accounting.exact import EXACT, ZERO, ratio
+from bot.accounting.records import CostMethod
+
+__all__ = ["CostBasis", "Lot", "Taken"]
+
+
+@dataclass
+class Lot:
+    """A quantity of one token still held and what it cost in USD."""
+
+    quantity: Decimal
+    cost: Decimal
+
+
+@dataclass(frozen=True)
+class Taken:
+    """What a sale took from the lots: the USD cost, and the quantity no lot covered."""
+
+    cost: Decimal
+    uncovered: Decimal
+
+
+class CostBasis:
+    """Lots per token under one cost-basis method."""
+
+    def __init__(self, method: CostMethod = CostMethod.FIFO) -> None:
+        self.method = CostMethod(method)
+        self._lots: dict[str, deque[Lot]] = {}
+
+    def add(self, token: str, quantity: Decimal, cost: Decimal) -> None:
+        """Record a purchase of `quantity` of `token` for `cost` USD (quantity 0: nothing)."""
+        if quantity <= 0:
+            return
+        lots = self._lots.setdefault(token, deque())
+        if self.method is CostMethod.AVERAGE and lots:
+            pooled = lots[0]
+            pooled.quantity = EXACT.add(pooled.quantity, quantity)
+            pooled.cost = EXACT.add(pooled.cost, cost)
+        else:
+            lots.append(Lot(quantity, cost))
+
+    def take(self, token: str, quantity: Decimal) -> Taken:
+        """Remove `quantity` of `token` for a sale; returns the cost taken with it."""
+        lots = self._lots.get(token)
+        left = quantity
+        cost = ZERO
+        while lots and left > 0:
+            lot = lots[0]
+            if lot.quantity <= left:
+                cost = EXACT.add(cost, lot.cost)
+                left = EXACT.subtract(left, lot.quantity)
+                lots.popleft()
+                continue
+            share = ratio(EXACT.multiply(lot.cost, left), lot.quantity)
+            cost = EXACT.add(cost, share)
+            lot.quantity = EXACT.subtract(lot.quantity, left)
+            lot.cost = EXACT.subtract(lot.cost, share)
+            left = ZERO
+        if lots is not None and not lots:
+            del self._lots[token]
+        return Taken(cost=cost, uncovered=left)
+
+    def held(self) -> dict[str, Lot]:
+        """Each token still held: its total quantity and remaining cost (a copy)."""
+        result: dict[str, Lot] = {}
+        for token, lots in self._lots.items():
+            quantity = ZERO
+            cost = ZERO
+            for lot in lots:
+                quantity = EXACT.add(quantity, lot.quantity)
+                cost = EXACT.add(cost, lot.cost)
+            result[token] = Lot(quantity, cost)
+        return result
