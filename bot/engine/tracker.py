@@ -110,9 +110,19 @@ class OrderTracker:
             await self._poll_kind(kind, report)
         for event in report.events:
             for subscriber in self._subscribers:
-                result = subscriber(event)
-                if inspect.isawaitable(result):
-                    await result
+                # The transitions are journaled already: one listener that fails must not
+                # keep the event from the others, nor the poll's later events from anyone.
+                try:
+                    result = subscriber(event)
+                    if inspect.isawaitable(result):
+                        await result
+                except Exception as exc:
+                    self._log.error(
+                        "tracker.subscriber_failed",
+                        order_event=type(event).__name__,
+                        order_id=event.order_id,
+                        error=f"{type(exc).__name__}: {exc}",
+                    )
         return report
 
     def _list(

@@ -117,6 +117,17 @@ async def test_a_dca_is_recorded_as_created_then_filled_with_its_fills(rig: Rig)
     assert sum((f.from_amount or Decimal(0)) for f in fills) == Decimal(30)
 
 
+async def test_a_listener_that_fails_keeps_no_event_from_the_others(rig: Rig) -> None:
+    def broken(event: OrderEvent) -> None:
+        raise RuntimeError("a listener broke")
+
+    rig.tracker._subscribers.insert(0, broken)  # before the rig's own listener
+    await create_dca(rig)
+    report = await rig.tracker.poll()  # does not raise
+    assert [type(e) for e in report.events] == [OrderCreated, FillsRecorded]
+    assert rig.events == report.events  # the other listener saw every event
+
+
 async def test_polling_again_adds_nothing(rig: Rig) -> None:
     for _ in range(5):
         await create_dca(rig, orders=2)  # 5 orders, 3 pages of 2
