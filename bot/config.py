@@ -43,6 +43,7 @@ __all__ = [
     "PRICE_CREDIT",
     "SECRET_FILE_KEYS",
     "SECRET_KEYS",
+    "AccountingSettings",
     "AlertSettings",
     "ApiSettings",
     "ChainSettings",
@@ -387,6 +388,23 @@ class StrategyEntry(_Section):
     """Most this strategy may spend per UTC day, by token (counted from the journal)."""
 
 
+class AccountingSettings(_Section):
+    """`[accounting]`: how `bot report` counts (docs/accounting.md)."""
+
+    time_zone: str = "UTC"
+    """The IANA time zone day/week/month buckets follow (`Europe/Berlin`); default UTC."""
+    cost_basis: Literal["fifo", "average"] = "fifo"
+    """How the cost of what is sold is taken: `fifo` (oldest lots first) or `average`."""
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        from bot.accounting.buckets import zone_of
+
+        zone_of(value)  # ValueError naming the zone
+        return value.strip()
+
+
 class Settings(BaseSettings):
     """The whole configuration. Build it with `load_settings`."""
 
@@ -411,6 +429,7 @@ class Settings(BaseSettings):
     alerts: AlertSettings = Field(default_factory=AlertSettings)
     record: RecordSettings = Field(default_factory=RecordSettings)
     display: DisplaySettings = Field(default_factory=DisplaySettings)
+    accounting: AccountingSettings = Field(default_factory=AccountingSettings)
     strategies: list[StrategyEntry] = Field(default_factory=list)
 
     @field_validator("strategies")

@@ -34,6 +34,7 @@ class _Verbs(LazyGroup):
             "prices": "bot.cli.market:prices",
             "quote": "bot.cli.market:quote",
             "orders": "bot.cli.orders_cmd:app",
+            "report": "bot.cli.report_cmd:report",
             "cancel": "bot.cli.orders_cmd:cancel",
             "reconcile": "bot.cli.orders_cmd:reconcile",
             "strategies": "bot.cli.strategies_cmd:app",
