@@ -25,12 +25,14 @@ class BucketPeriod(StrEnum):
     MONTH = "month"
 
 
-def zone_of(name: str | None) -> tzinfo:
-    """The IANA time zone `name` (None or "UTC": UTC).
+def zone_of(name: str | tzinfo | None) -> tzinfo:
+    """The IANA time zone `name` (None or "UTC": UTC; a `tzinfo` is itself).
 
     Raises:
         ValueError: `name` is no time zone this system knows (the message names it).
     """
+    if isinstance(name, tzinfo):
+        return name
     if name is None or name.strip().upper() == "UTC":
         return UTC
     text = name.strip()

@@ -153,7 +153,7 @@ def account(
     Raises:
         ValueError: an unknown time zone name (named in the message), or a naive time.
     """
-    tz = zone if isinstance(zone, tzinfo) else zone_of(zone)
+    tz = zone_of(zone)
     start = ensure_utc(start) if start is not None else None
     end = ensure_utc(end) if end is not None else None
     ordered = sorted(trades, key=lambda t: t.time)
@@ -217,27 +217,24 @@ def by_strategy(
     end: datetime | None = None,
     period: BucketPeriod | None = None,
     zone: str | tzinfo | None = None,
+    pair_of: Callable[[list[Trade]], Pair | None] | None = None,
 ) -> dict[str, Summary]:
     """`account` for each strategy's trades on their own (its own lots), by name.
 
-    Each strategy's position is on its own `main_pair`.
+    Each strategy's position is on `pair_of(its trades)` (None, or no `pair_of`: its
+    `main_pair`).
     """
-    groups = _groups(trades, lambda t: t.strategy)
-    tz = zone if isinstance(zone, tzinfo) else zone_of(zone)
-    return {
-        name: account(
-            group,
-            prices,
-            valued_at=valued_at,
-            method=method,
-            start=start,
-            end=end,
-            period=period,
-            zone=tz,
-            name=name,
-        )
-        for name, group in groups.items()
-    }
+    return _accounts(
+        _groups(trades, lambda t: t.strategy),
+        prices,
+        pair_of,
+        valued_at=valued_at,
+        method=method,
+        start=start,
+        end=end,
+        period=period,
+        zone=zone_of(zone),
+    )
 
 
 def by_wallet(
@@ -252,8 +249,32 @@ def by_wallet(
     zone: str | tzinfo | None = None,
 ) -> dict[str, Summary]:
     """`account` for each wallet's trades (all its strategies' lots together), by address."""
-    groups = _groups(trades, lambda t: t.wallet)
-    tz = zone if isinstance(zone, tzinfo) else zone_of(zone)
+    return _accounts(
+        _groups(trades, lambda t: t.wallet),
+        prices,
+        None,
+        valued_at=valued_at,
+        method=method,
+        start=start,
+        end=end,
+        period=period,
+        zone=zone_of(zone),
+    )
+
+
+def _accounts(
+    groups: dict[str, list[Trade]],
+    prices: PriceBook,
+    pair_of: Callable[[list[Trade]], Pair | None] | None,
+    *,
+    valued_at: datetime,
+    method: CostMethod,
+    start: datetime | None,
+    end: datetime | None,
+    period: BucketPeriod | None,
+    zone: tzinfo,
+) -> dict[str, Summary]:
+    """`account` of each group on its own lots, by the group's name."""
     return {
         name: account(
             group,
@@ -263,7 +284,8 @@ def by_wallet(
             start=start,
             end=end,
             period=period,
-            zone=tz,
+            zone=zone,
+            pair=pair_of(group) if pair_of is not None else None,
             name=name,
         )
         for name, group in groups.items()

@@ -24,7 +24,7 @@ from bot.accounting import (
     Pair,
     Summary,
     Trade,
-    account,
+    by_strategy,
     main_pair,
     zone_of,
 )
@@ -113,24 +113,17 @@ def build_report(
     valued_at = request.end if request.end is not None else max(moments, default=None)
     if valued_at is None:
         return Report(request, None, {})
-    groups: dict[str, list[Trade]] = {}
-    for trade in trades:
-        groups.setdefault(trade.strategy, []).append(trade)
-    summaries = {
-        name: account(
-            group,
-            book,
-            valued_at=valued_at,
-            method=request.method,
-            start=request.start,
-            end=request.end,
-            period=request.period,
-            zone=zone,
-            pair=_pair(group, quote_of),
-            name=name,
-        )
-        for name, group in sorted(groups.items())
-    }
+    summaries = by_strategy(
+        trades,
+        book,
+        valued_at=valued_at,
+        method=request.method,
+        start=request.start,
+        end=request.end,
+        period=request.period,
+        zone=zone,
+        pair_of=lambda group: _pair(group, quote_of),
+    )
     counted = {name: s for name, s in summaries.items() if s.totals.trades > 0}
     return Report(request, valued_at, counted)
 
