@@ -35,7 +35,14 @@ from bot.journal.views import (
     TransactionView,
 )
 
-__all__ = ["IntentLedger", "OrderBook", "SettlementLedger", "TransactionLog", "TransactionRecords"]
+__all__ = [
+    "IntentLedger",
+    "IntentSettlement",
+    "OrderBook",
+    "SettlementLedger",
+    "TransactionLog",
+    "TransactionRecords",
+]
 
 
 class TransactionRecords(Protocol):
@@ -76,21 +83,8 @@ class TransactionLog(TransactionRecords, Protocol):
         ...
 
 
-class IntentLedger(Protocol):
-    """The executor's ledger: an action becomes an effect exactly once, through it."""
-
-    def record_intent(
-        self,
-        strategy: str,
-        wallet: str,
-        kind: str,
-        idempotency_key: str,
-        action: Mapping[str, Any],
-        *,
-        at: datetime,
-    ) -> IntentView:
-        """Record an intent as `planned`; an already recorded key returns it (`existing`)."""
-        ...
+class IntentSettlement(Protocol):
+    """What settles an intent: its state, the order it made, the transactions it signed."""
 
     def set_intent_state(
         self,
@@ -106,10 +100,6 @@ class IntentLedger(Protocol):
         """Move an intent along its state machine (planned → sent → confirmed | …)."""
         ...
 
-    def note_intent_order(self, intent_id: int, order_id: str) -> None:
-        """Note the order a `sent` intent created (evidence for reconciliation)."""
-        ...
-
     def upsert_order(
         self,
         snapshot: OrderSnapshot,
@@ -118,37 +108,44 @@ class IntentLedger(Protocol):
         source: str,
         raw_hash: str | None = None,
     ) -> OrderChange:
-        """Store one observation of an order (the one the intent created)."""
+        """Store one observation of an order (one an intent created, or the provider lists)."""
         ...
 
     def transactions(
         self, intent_id: int | None = None, states: Iterable[str] | None = None
     ) -> list[TransactionView]:
-        """Recorded transactions (oldest first): what was signed for an intent."""
+        """Recorded transactions (oldest first), of one intent / in `states`."""
         ...
 
 
-class SettlementLedger(TransactionRecords, Protocol):
+class IntentLedger(IntentSettlement, Protocol):
+    """The executor's ledger: an action becomes an effect exactly once, through it."""
+
+    def record_intent(
+        self,
+        strategy: str,
+        wallet: str,
+        kind: str,
+        idempotency_key: str,
+        action: Mapping[str, Any],
+        *,
+        at: datetime,
+    ) -> IntentView:
+        """Record an intent as `planned`; an already recorded key returns it (`existing`)."""
+        ...
+
+    def note_intent_order(self, intent_id: int, order_id: str) -> None:
+        """Note the order a `sent` intent created (evidence for reconciliation)."""
+        ...
+
+
+class SettlementLedger(TransactionRecords, IntentSettlement, Protocol):
     """The reconciler's view: what is left unsettled, and the evidence to settle it."""
 
     def intents(
         self, states: Iterable[str] | None = None, strategy: str | None = None
     ) -> list[IntentView]:
         """Intents (oldest first), optionally only in `states` / of one strategy."""
-        ...
-
-    def set_intent_state(
-        self,
-        intent_id: int,
-        state: str,
-        *,
-        at: datetime,
-        detail: str | None = None,
-        order_id: str | None = None,
-        tx_hash: str | None = None,
-        error: str | None = None,
-    ) -> IntentView:
-        """Move an intent along its state machine (unknown → reconciled | failed | …)."""
         ...
 
     def orders(
@@ -161,23 +158,6 @@ class SettlementLedger(TransactionRecords, Protocol):
         wallet: str | None = None,
     ) -> list[OrderView]:
         """Stored orders (oldest first), filtered by status, strategy, kind and wallet."""
-        ...
-
-    def upsert_order(
-        self,
-        snapshot: OrderSnapshot,
-        *,
-        observed_at: datetime,
-        source: str,
-        raw_hash: str | None = None,
-    ) -> OrderChange:
-        """Store one observation of an order (one the provider lists or proves)."""
-        ...
-
-    def transactions(
-        self, intent_id: int | None = None, states: Iterable[str] | None = None
-    ) -> list[TransactionView]:
-        """Recorded transactions (oldest first), of one intent / in `states`."""
         ...
 
 
