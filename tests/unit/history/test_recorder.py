@@ -23,13 +23,10 @@ from bot.journal import Journal
 from bot.paper.core.market import MarketConfig, PaperMarket
 from bot.paper.core.series import load_series
 from bot.paper.world import PaperWorld, build_world
+from tests.support.paper_rig import no_wait
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 APT_KEY = "0x1::aptos_coin::AptosCoin"
-
-
-async def no_wait(seconds: float) -> None:
-    return None
 
 
 @asynccontextmanager

@@ -40,6 +40,7 @@ from bot.ops.doctor import (
     summary,
 )
 from bot.paper.world import build_world
+from tests.support.paper_rig import no_wait
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 DCA = {
@@ -54,10 +55,6 @@ DCA = {
         "orders": 7,
     },
 }
-
-
-async def no_wait(seconds: float) -> None:
-    return None
 
 
 def outcome(results: list[CheckResult], name: str) -> tuple[str, str]:

@@ -35,6 +35,7 @@ from bot.ops.doctor_live import (
     reference_abi,
 )
 from bot.paper.world import build_world
+from tests.support.paper_rig import no_wait
 
 ROUTER_PATH = f"/v1/accounts/{ROUTER_FUNCTION.address}/module/{ROUTER_FUNCTION.module}"
 DCA = {
@@ -53,10 +54,6 @@ LIVE_NAMES = ["APT and USDC prices", "swap quote", "swap function allowed", "rou
 
 Rewrite = Callable[[httpx.Request, httpx.Response], httpx.Response | None]
 """Given a request and the paper world's answer, another answer (or None: keep it)."""
-
-
-async def no_wait(seconds: float) -> None:
-    return None
 
 
 class Rewriting(httpx.AsyncBaseTransport):
