@@ -25,7 +25,11 @@ Page = OrdersPage[DcaOrder] | OrdersPage[LimitOrder]
 
 
 class OrderPages:
-    """The pages of one order list (async iterable; see the module docstring)."""
+    """The pages of the `status` list of `wallet`'s `kind` orders (async iterable).
+
+    `order_id`: only that order (the provider's id filter; an untrusted provider may
+    ignore it, so a reader still checks the ids). See the module docstring for the end.
+    """
 
     def __init__(
         self,
@@ -78,31 +82,5 @@ class OrderPages:
         self.cut_off = True
 
 
-def iter_orders(
-    client: PanoraClient,
-    kind: OrderKind,
-    wallet: str,
-    status: OrderFilter,
-    *,
-    max_pages: int,
-    page_size: int = 50,
-    tx_details: bool = True,
-    order_id: str | None = None,
-    stop_when_repeated: bool = False,
-) -> OrderPages:
-    """The pages of the `status` list of `wallet`'s `kind` orders (`async for page in ...`).
-
-    `order_id`: only that order (the provider's id filter; an untrusted provider may
-    ignore it, so a reader still checks the ids).
-    """
-    return OrderPages(
-        client,
-        kind,
-        wallet,
-        status,
-        max_pages=max_pages,
-        page_size=page_size,
-        tx_details=tx_details,
-        order_id=order_id,
-        stop_when_repeated=stop_when_repeated,
-    )
+iter_orders = OrderPages
+"""`iter_orders(client, kind, wallet, status, max_pages=…)`: the pages (`async for`)."""
