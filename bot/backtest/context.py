@@ -30,7 +30,7 @@ from bot.paper.core.market import PaperMarket
 from bot.paper.core.prices import PriceBook
 from bot.paper.core.registry import APT_COIN_TYPE
 
-__all__ = ["HumanAmounts", "gas_token", "human", "named_tokens"]
+__all__ = ["HumanAmounts", "RunBook", "gas_token", "human", "named_tokens"]
 
 _WIDE: Final = DecimalContext(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)
 
@@ -84,6 +84,38 @@ def _wire(value: Decimal | None) -> Decimal | None:
     return value.normalize(_WIDE)
 
 
+class RunBook(TokenBook):
+    """A run's token book: the registry's, with each look-up made once.
+
+    A run never changes its book, and the engine, the risk checker and the broker look
+    the same few names up for every action: the answers (not the failures, which raise
+    anew) are remembered. The indexes are the registry book's own, shared.
+    """
+
+    def __init__(self, book: TokenBook) -> None:
+        super().__init__()
+        self._by_key = book._by_key
+        self._by_symbol = book._by_symbol
+        self._by_provider_symbol = book._by_provider_symbol
+        self._found: dict[str, Token] = {}
+        self._got: dict[str, Token | None] = {}
+
+    def find(self, name: str) -> Token:
+        """`TokenBook.find`, remembered."""
+        token = self._found.get(name)
+        if token is None:
+            token = self._found[name] = super().find(name)
+        return token
+
+    def get(self, identity: str) -> Token | None:
+        """`TokenBook.get`, remembered."""
+        try:
+            return self._got[identity]
+        except KeyError:
+            token = self._got[identity] = super().get(identity)
+            return token
+
+
 def gas_token(book: TokenBook) -> Token | None:
     """The token that pays for gas (APT), as the book knows it."""
     return book.get(APT_COIN_TYPE)
@@ -123,13 +155,14 @@ class _OrderCache:
         """Rebuild `info` from the order (new execution records converted once)."""
         order = self.order
         sell, buy, sold = order.sell, order.buy, self.sold
+        shared, bought = sold.known.get, -buy.decimals  # `sold` and `human`, inlined
         new = [
             FillInfo(
                 d.tx_id,
                 d.type,
-                sold(d.from_amount),
-                human(d.to_amount, buy),
-                sold(d.fee_amount),
+                shared(d.from_amount) or sold(d.from_amount),
+                Decimal(d.to_amount).scaleb(bought, _WIDE),
+                shared(d.fee_amount) or sold(d.fee_amount),
                 d.time,
             )
             for d in order.details[len(self.fills) :]
@@ -174,6 +207,11 @@ class _OrderList:
         """Whether the orders' times never went back (creation after creation) nor changed;
         once not, `_ordered` is sorted in full at each change, as the journal lists them."""
         self._listed: tuple[OrderInfo, ...] = ()
+        self._tail: tuple[OrderInfo, ...] = ()
+        """The infos of the oldest orders of `_ordered` (while `_in_order`), all final: they
+        never change again and no order is placed among them, so they are kept, not made
+        again at every change (`_listing`)."""
+        self._tail_count = 0
 
     def current(self) -> tuple[OrderInfo, ...]:
         """Newest first; orders created at one moment stay in creation order."""
@@ -193,10 +231,24 @@ class _OrderList:
                 dirty = True
         if dirty:
             self._open = [c for c in self._open if not c.final]
-            if not self._in_order:
+            if self._in_order:
+                self._listed = self._listing()
+            else:
                 self._ordered = sorted(self._all, key=_CREATED, reverse=True)
-            self._listed = tuple(map(_INFO, self._ordered))
+                self._listed = tuple(map(_INFO, self._ordered))
         return self._listed
+
+    def _listing(self) -> tuple[OrderInfo, ...]:
+        """The infos of `_ordered`: those before the tail made afresh, then the tail."""
+        ordered = self._ordered
+        size, kept = len(ordered), self._tail_count
+        grown = kept
+        while grown < size and ordered[size - 1 - grown].final:
+            grown += 1
+        if grown > kept:  # the oldest open orders finished: the tail grows
+            self._tail = tuple(map(_INFO, ordered[size - grown : size - kept])) + self._tail
+            self._tail_count = grown
+        return tuple(map(_INFO, ordered[: size - grown])) + self._tail
 
     def _place(self, cache: _OrderCache) -> None:
         """Put a new order first in `_ordered`, after the others of its moment (if in order)."""
@@ -208,6 +260,8 @@ class _OrderList:
         index = 0
         while index < len(ordered) and ordered[index].order.created_at == at:
             index += 1
+        if index > len(ordered) - self._tail_count:  # among the tail's (one moment's) orders
+            self._tail, self._tail_count = (), 0
         ordered.insert(index, cache)
 
 
@@ -247,6 +301,15 @@ class _TickPrices(Mapping[str, PriceInfo]):
     def items(self) -> ItemsView[str, PriceInfo]:
         """Every (identity, price), as a dict's."""
         return self._every().items()
+
+    @property
+    def read(self) -> bool:
+        """Whether any price was read (worked out) yet."""
+        return bool(self._infos)
+
+    def every(self) -> dict[str, PriceInfo]:
+        """Every price by identity, as a plain dict (the mapping's items, in its order)."""
+        return self._every()
 
     def _every(self) -> dict[str, PriceInfo]:
         if self._all is None:

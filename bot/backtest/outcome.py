@@ -56,13 +56,6 @@ class Tally:
     errors: list[str] | None = None
 
 
-def _fee(consumed: int, keeper: int, platform_bps: int, pool_bps: int) -> int:
-    """Keeper + platform + pool fee of an execution that consumed `consumed` units."""
-    swapped = consumed - keeper
-    platform = swapped * platform_bps // _BPS
-    return keeper + platform + (swapped - platform) * pool_bps // _BPS
-
-
 def _stamps(moments: list[datetime]) -> npt.NDArray[np.int64]:
     """Times as integer microseconds since the epoch."""
     return np.fromiter((to_micros(m) for m in moments), dtype=np.int64, count=len(moments))
@@ -75,12 +68,16 @@ def _prices_at(series: TokenSeries, stamps: npt.NDArray[np.int64]) -> list[Decim
     """
     if not stamps.size:
         return []
-    indices = (np.searchsorted(series.times_us, stamps, "right") - 1).tolist()
+    found = np.searchsorted(series.times_us, stamps, "right") - 1
+    if len(series) == 1 and int(found.min()) == 0:  # one price throughout (a pegged coin)
+        return [series.price(0)] * int(stamps.size)
+    # The coefficients picked out at once (`TokenSeries.price`, index by index, otherwise).
+    coefs, exponent = series.coefs[found].tolist(), series.exponent
     prices: list[Decimal] = []
-    last_index, last_price = -1, Decimal(0)
-    for index in indices:
+    last_index, last_price = -1, Decimal(0)  # before the first point: 0, as ever
+    for index, coef in zip(found.tolist(), coefs, strict=True):
         if index != last_index:
-            last_index, last_price = index, series.price(index)
+            last_index, last_price = index, Decimal(coef).scaleb(exponent, _WIDE)
         prices.append(last_price)
     return prices
 
@@ -98,6 +95,7 @@ def _order_fills(
     stamps = _stamps([d.time for d in records])
     sell_usd, buy_usd = _prices_at(series[sell_key], stamps), _prices_at(series[buy_key], stamps)
     sold_human, buy_places = HumanAmounts(sell), -buy.decimals
+    shared = sold_human.known.get  # `sold_human`, inlined when it knows the amount
     platform_bps, pool_bps = fee_bps
     zero = Decimal(0)
     fills = []
@@ -105,10 +103,14 @@ def _order_fills(
         at = detail.time
         filled = detail.type == "filled"
         if filled:
-            fee = _fee(detail.from_amount, detail.fee_amount, platform_bps, pool_bps)
-            sold = sold_human(detail.from_amount)
+            consumed = detail.from_amount
+            # Keeper + platform + pool fee of what the execution consumed.
+            swapped = consumed - detail.fee_amount
+            platform = swapped * platform_bps // _BPS
+            fee = detail.fee_amount + platform + (swapped - platform) * pool_bps // _BPS
+            sold = shared(consumed) or sold_human(consumed)
             bought = Decimal(detail.to_amount).scaleb(buy_places, _WIDE)
-            paid = sold_human(fee)
+            paid = shared(fee) or sold_human(fee)
         else:
             sold = bought = paid = zero
         fills.append(  # by position (one per record; keywords cost more), in field order

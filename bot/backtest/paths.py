@@ -23,7 +23,7 @@ No float is involved anywhere.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from datetime import datetime
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from typing import Any, Final
@@ -160,6 +160,17 @@ class ArrayPath(PricePath):
     def _time_us(self, index: int) -> int:
         return int(self._t[index])
 
+    def point_counts(self, moments_us: Sequence[int]) -> list[int]:
+        """`PricePath.point_counts`: one vectorised search for all the times."""
+        if len(moments_us) < 8:
+            return [self._count_le(us) for us in moments_us]
+        found: list[int] = self._search(np.asarray(moments_us, dtype=np.int64), "right").tolist()
+        return found
+
+    def point_price(self, count: int) -> Decimal:
+        """`PricePath.point_price`, made afresh (a run asks each point once)."""
+        return Decimal(int(self._c[count - 1])).scaleb(self.exponent, _WIDE)
+
     def _price(self, index: int) -> Decimal:
         price = self._decimals.get(index)
         if price is None:
@@ -279,9 +290,9 @@ class _Ratio:
     def __init__(self, threshold: Decimal, shift: int) -> None:
         if not threshold.is_finite():
             raise ValueError(f"a threshold must be finite, got {threshold}")
-        _sign, digits, exponent = threshold.as_tuple()
-        self.t = int("".join(map(str, digits)))
-        self.k = int(exponent) + shift
+        exponent = int(threshold.as_tuple().exponent)
+        self.t = int(abs(threshold).scaleb(-exponent, _WIDE))  # the digits, as an integer
+        self.k = exponent + shift
 
     def least_numerator(self, den: int) -> int:
         """The least numerator coefficient that reaches the ratio over `den`: ceil(K × den)."""

@@ -73,6 +73,11 @@ class CoreMarket:
         self.gas = gas
         self._named: dict[tuple[str, ...], dict[str, Token]] = {}
         self._identities: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
+        self._lazy: _TickPrices | None = None
+        self._eager = False
+        """Whether prices are made at once, as a plain dict: once a tick's lazy prices were
+        read (the strategies read prices), a dict costs less than a mapping whose every
+        look-up is a Python call; until then, a price nobody reads is never made."""
 
     def _tokens(self, names: Sequence[str]) -> dict[str, Token]:
         """The tokens named and the gas token, by key (the run's book never changes)."""
@@ -95,7 +100,13 @@ class CoreMarket:
                 if (token := self.priced.get(key)) is not None
                 for identity in token.keys
             }
-        return _TickPrices(self.market.prices, self.market.now, identities)
+        prices = _TickPrices(self.market.prices, self.market.now, identities)
+        if not self._eager and self._lazy is not None and self._lazy.read:
+            self._eager = True  # a strategy reads prices: see `_eager`
+        if self._eager:
+            return prices.every()
+        self._lazy = prices
+        return prices
 
     async def balances(self, names: Sequence[str]) -> dict[str, Decimal]:
         """The wallet's free balance of the tokens named and of the gas token."""

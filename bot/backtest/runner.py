@@ -6,8 +6,9 @@ live `Engine` with the backtest's ports (`bot.backtest.ports`) in place of the c
 node and journal. At each fire time of the strategy's trigger (`make_trigger`) the run
 does what the daemon's jobs due then do — the order poll, then the strategy's tick —
 under the daemon's simulated-time `Driver`, which jumps the clock from fire time to fire
-time. On each jump the market is advanced to it (`PaperMarket.advance_to`: DCA slices,
-limit crossings found by a vectorised search over the price arrays, expiries — event to
+time. On each jump the market is advanced to it (`PaperMarket.advance_to`: DCA slices —
+an order's slices between two jumps run in one go, `bot.paper.core.dca_run` —, limit
+crossings found by a vectorised search over the price arrays, expiries — event to
 event, never tick by tick); the poll delivers the order events since the previous one
 (`on_order_event`, as the tracker delivers them live), then `on_tick` sees the engine's
 `Context`. Actions are bounded, risk-checked (`RiskChecker`) and handed to the broker by
@@ -36,7 +37,7 @@ import numpy as np
 
 from bot.aptos.tokens import Token, TokenLookupError
 from bot.backtest.broker import CoreBroker, RiskView
-from bot.backtest.context import gas_token, named_tokens
+from bot.backtest.context import RunBook, gas_token, named_tokens
 from bot.backtest.coverage import data_warnings
 from bot.backtest.feed import Feed, TokenSeries, load_feed, load_journal_feed
 from bot.backtest.outcome import Tally, build_result
@@ -227,13 +228,14 @@ class _Run:
         """Build the strategy, load prices, make the market and fund the wallet."""
         run = cls(spec, progress)
         tokens = _registry()
+        book = RunBook(tokens.book)
         entries = [*spec.companions, spec.strategy]
         strategies = [_built(entry, spec) for entry in entries]
         strategy = strategies[-1]
-        named = named_tokens(strategy, tokens.book)
-        traded = set(named_tokens(strategy, tokens.book, with_gas=False))
+        named = named_tokens(strategy, book)
+        traded = set(named_tokens(strategy, book, with_gas=False))
         for companion in strategies[:-1]:
-            for key, token in named_tokens(companion, tokens.book, with_gas=False).items():
+            for key, token in named_tokens(companion, book, with_gas=False).items():
                 named.setdefault(key, token)
                 traded.add(key)
         feed = feed if feed is not None else _load(spec, tokens, named)
@@ -266,20 +268,20 @@ class _Run:
             market.fund(spec.wallet, token, units)
         run.clock, run.market, run.strategy, run.series = clock, market, strategy, series
         run.named = {k: t for k, t in named.items() if k in series}
-        run.broker = CoreBroker(market, spec.wallet, tokens.book, series)
+        run.broker = CoreBroker(market, spec.wallet, book, series)
         budgets = {entry.name: entry.budget for entry in entries if entry.budget}
         # The checker asks its ledger two questions (open orders, the day's spend):
         # RiskView answers them from the run, so the live rules apply unchanged.
-        risk = RiskChecker(spec.risk, RiskView(run.broker), tokens.book, budgets=budgets)
+        risk = RiskChecker(spec.risk, RiskView(run.broker), book, budgets=budgets)
         run.orders = CoreOrders(market, run.broker)
         run.engine = Engine(
-            market=CoreMarket(market, run.broker, priced, gas_token(tokens.book)),
+            market=CoreMarket(market, run.broker, priced, gas_token(book)),
             orders=run.orders,
             state_store=CoreState(),
             tracker=CoreEvents(market, run.broker),
             clock=clock,
             wallet=spec.wallet,
-            tokens=tokens.book,
+            tokens=book,
             broker=run.broker,
             risk=risk,
             strategies=strategies,

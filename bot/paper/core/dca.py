@@ -44,6 +44,7 @@ from typing import ClassVar, Literal
 
 from bot.aptos.tokens import Token
 from bot.clock import ensure_utc
+from bot.paper.core.dca_run import run_slices
 from bot.paper.core.events import ScheduledEvent
 from bot.paper.core.orders import (
     OrderEngineBase,
@@ -180,27 +181,43 @@ class DcaEngine(OrderEngineBase[DcaOrder]):
         order.next_at = at
         self._handles[order.order_id] = self.events.push(at, DCA_SLICE, order.order_id)
 
-    def process(self, event: ScheduledEvent, now: datetime) -> None:
-        """Run a due `dca_slice` event (at its scheduled time, `event.at` ≤ `now`)."""
+    def process(
+        self, event: ScheduledEvent, now: datetime, *, run_until: datetime | None = None
+    ) -> int:
+        """Run a due `dca_slice` event (at its scheduled time, `event.at` ≤ `now`).
+
+        `run_until`: the caller knows nothing but queued events can happen up to then (no
+        limit order can fill): this slot and the order's next ones due by then, before any
+        other queued event, run at once (`dca_run.run_slices`: the same fills as one
+        event each).
+        Returns the number of slices run (0 for a stale event).
+        """
         if event.kind != DCA_SLICE:
             raise ValueError(f"the DCA engine does not handle {event.kind!r} events")
         if event.at > now:
             raise ValueError(f"event due at {event.at.isoformat()} is not due at {now}")
         order = self._orders.get(event.key)
         if order is None or order.status != "active" or self._handles.get(event.key) is not event:
-            return  # a stale event (the order was cancelled or rescheduled)
+            return 0  # a stale event (the order was cancelled or rescheduled)
         del self._handles[event.key]
-        self._slice(order, event.at)
-        order.orders_done += 1
+        ran = 0
+        if run_until is not None and order.slot_time(order.orders_done) == event.at:
+            ran = run_slices(self, order, run_until)
+        if not ran:
+            self._slice(order, event.at)
+            order.orders_done += 1
+            ran = 1
         if order.orders_done < order.orders_total:
             at = order.slot_time(order.orders_done)
             if at is None:  # a slot before orders_total always has a time
                 raise ValueError(f"DCA order {order.order_id} has no slot {order.orders_done}")
             self._schedule(order, at)
-            return
+            return ran
         order.next_at = None
-        refunded = self._refund(order, event.at, always_record=False)
+        ended = order.details[-1].time  # the last slot's (run here or by `run_slices`)
+        refunded = self._refund(order, ended, always_record=False)
         self._close(order, "refunded" if refunded else "filled")
+        return ran
 
     def _slice(self, order: DcaOrder, at: datetime) -> None:
         last = order.orders_done == order.orders_total - 1

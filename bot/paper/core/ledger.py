@@ -118,6 +118,11 @@ class Ledger:
 
     # --- savepoints: a transaction's effects, undone on abort or after a simulation ------
 
+    @property
+    def in_savepoint(self) -> bool:
+        """Whether a savepoint is open (`begin` without `rollback` or `release` yet)."""
+        return self._undo is not None
+
     def begin(self) -> None:
         """Start recording changes so they can be reported or rolled back (not nested)."""
         if self._undo is not None:

@@ -114,6 +114,8 @@ class LimitEngine(OrderEngineBase[LimitOrder]):
 
     kind: ClassVar[str] = "limit"
     live_statuses: ClassVar[frozenset[str]] = PROVIDER_LIVE_STATUSES
+    _thresholds: dict[str, Decimal] | None = None
+    """Live orders' `_threshold`s by id (made on first use: engines pickled before it)."""
 
     def _setup(self) -> None:
         self._heaps: dict[_Pair, list[tuple[Decimal, int, str]]] = {}
@@ -209,6 +211,8 @@ class LimitEngine(OrderEngineBase[LimitOrder]):
 
     def _retire(self, order: LimitOrder, status: str) -> None:
         self._close(order, status)
+        if self._thresholds is not None:
+            self._thresholds.pop(order.order_id, None)
         handle = self._expiries.pop(order.order_id, None)
         if handle is not None:
             self.events.cancel(handle)
@@ -286,14 +290,25 @@ class LimitEngine(OrderEngineBase[LimitOrder]):
         return self._orders[heap[0][2]] if heap else None
 
     def _threshold(self, order: LimitOrder) -> Decimal:
-        """The oracle ratio usd(sell)/usd(buy) at which the order becomes fillable."""
+        """The oracle ratio usd(sell)/usd(buy) at which the order becomes fillable.
+
+        Worked out once per live order: its rate, its pair's fees and the adverse move
+        never change.
+        """
+        known = self._thresholds
+        if known is None:
+            known = self._thresholds = {}
+        threshold = known.get(order.order_id)
+        if threshold is not None:
+            return threshold
         pool_fee = self.pools.settings_for(order.sell, order.buy).fee_bps
         with localcontext() as ctx:
             ctx.prec = 40
             keep = Decimal(_BPS - pool_fee) * Decimal(_BPS - self.fees.platform_fee_bps)
             if self.adverse_pct:
                 keep = keep * (_HUNDRED - self.adverse_pct) / _HUNDRED
-            return order.rate * _BPS * _BPS / keep
+            threshold = known[order.order_id] = order.rate * _BPS * _BPS / keep
+        return threshold
 
     def _oracle_allows(self, order: LimitOrder, now: datetime) -> bool:
         with localcontext() as ctx:

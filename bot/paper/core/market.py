@@ -198,7 +198,12 @@ class PaperMarket:
             while (event := events.pop_due(self._now)) is not None:
                 kind = event.kind
                 if kind == DCA_SLICE:
-                    self.dca.process(event, self._now)
+                    # With no limit order to fill, only queued events happen until the
+                    # target: the order's next slots up to the next of them run at once.
+                    ran = self.dca.process(
+                        event, self._now, run_until=target if limit.idle else None
+                    )
+                    processed += max(ran - 1, 0)  # each slice counts, as if one event each
                 else:
                     engine = self.dca if kind.startswith("dca") else limit
                     if kind.endswith(PENDING_DROP):

@@ -57,6 +57,7 @@ from bot.paper.core.pools import PoolBook, same_token
 from bot.paper.core.swaps import FeeSettings
 
 __all__ = [
+    "FIXED_PERIODS",
     "KEEPER_WALLET",
     "TX_TYPES",
     "NotOwner",
@@ -78,12 +79,13 @@ TX_TYPES: Final = ("created", "filled", "attempted", "failed", "cancelled")
 _BPS: Final = 10_000
 _PREC: Final = 40
 _RATE_CONTEXT: Final = Context(prec=_PREC)
-_FIXED: Final = {
+FIXED_PERIODS: Final = {
     "minute": timedelta(minutes=1),
     "hour": timedelta(hours=1),
     "day": timedelta(days=1),
     "week": timedelta(weeks=1),
 }
+"""The periods of a fixed length (`month` is a calendar month: `add_period`)."""
 
 
 class RateOracle(Protocol):
@@ -147,7 +149,7 @@ def add_period(t: datetime, value: int, period: str) -> datetime:
         year, month = t.year + index // 12, index % 12 + 1
         day = min(t.day, calendar.monthrange(year, month)[1])
         return t.replace(year=year, month=month, day=day)
-    step = _FIXED.get(period)
+    step = FIXED_PERIODS.get(period)
     if step is None:
         raise ValueError(f"unknown time period {period!r} (expected one of {TIME_PERIODS})")
     return t + step * value
@@ -213,15 +215,29 @@ class OrderIds:
         `sha256(f"{seed}:tx:{order_id}:{tx_number}")`: the hash of the part before the
         number is kept per order (recent ones), and continued with the number.
         """
+        digest = self._tx_prefix(order_id).copy()
+        digest.update(str(tx_number).encode())
+        hexdigest: str = digest.hexdigest()
+        return "0x" + hexdigest
+
+    def txs(self, order_id: str, numbers: range) -> list[str]:
+        """`tx(order_id, n)` for each of `numbers` (a run of records made at once)."""
+        prefix = self._tx_prefix(order_id)
+        found: list[str] = []
+        for number in numbers:
+            digest = prefix.copy()
+            digest.update(str(number).encode())
+            found.append("0x" + digest.hexdigest())
+        return found
+
+    def _tx_prefix(self, order_id: str) -> Any:
         prefix = self._tx_prefixes.get(order_id)
         if prefix is None:
             if len(self._tx_prefixes) >= 64:
                 self._tx_prefixes.clear()
             prefix = hashlib.sha256(f"{self._seed}:tx:{order_id}:".encode())
             self._tx_prefixes[order_id] = prefix
-        digest = prefix.copy()
-        digest.update(str(tx_number).encode())
-        return "0x" + digest.hexdigest()
+        return prefix
 
 
 @dataclass(kw_only=True)

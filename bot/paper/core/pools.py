@@ -13,9 +13,12 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import ROUND_FLOOR, Context, Decimal, localcontext
-from typing import Final, Protocol, cast
+from typing import TYPE_CHECKING, Final, Protocol, cast
 
 from bot.aptos.tokens import Token
+
+if TYPE_CHECKING:
+    from bot.paper.core.prices import PricePath
 
 __all__ = [
     "InsufficientLiquidity",
@@ -23,6 +26,7 @@ __all__ = [
     "PoolBook",
     "PoolSettings",
     "PriceOracle",
+    "anchor_reserve",
     "same_token",
 ]
 
@@ -225,6 +229,27 @@ class PoolBook:
         pair.pool, pair.at = pool, at
         return pool
 
+    def paths_for(self, sell: Token, buy: Token) -> tuple[PricePath, PricePath] | None:
+        """The price paths the pair's pool re-anchors by (None: the oracle has none).
+
+        With `anchor_reserve` and `set_reserves`, what a run of trades on one pair needs
+        to follow the pool as `pool` would, without asking it at every trade (`dca_run`).
+        """
+        series_for = getattr(self._oracle, "series_for", None)
+        if self._anchors is None or series_for is None:
+            return None
+        return series_for(sell.address), series_for(buy.address)
+
+    def set_reserves(
+        self, sell: Token, buy: Token, at: datetime, reserves: tuple[int, int]
+    ) -> None:
+        """Set the reserves (of `sell`, of `buy`) of the pair's pool as of `at`."""
+        pool = self.pool(sell, buy, at)
+        if pool._sells_a(sell):
+            pool.reserve_a, pool.reserve_b = reserves
+        else:
+            pool.reserve_b, pool.reserve_a = reserves
+
     def _pair(self, sell: Token, buy: Token) -> _Pair:
         if same_token(sell, buy):
             raise ValueError(f"cannot swap {sell.symbol} for itself")
@@ -278,7 +303,7 @@ class PoolBook:
         last = self._last_reserve.get(token.address)
         if last is not None and last[0] == depth_usd and last[1] == price:
             return last[2]
-        units = _reserve(depth_usd, price, token)
+        units = anchor_reserve(depth_usd, price, token)
         self._last_reserve[token.address] = (depth_usd, price, units)
         return units
 
@@ -306,7 +331,8 @@ class PoolBook:
             return (Decimal(y) / Decimal(x) * keep).scaleb(sell.decimals - buy.decimals)
 
 
-def _reserve(depth_usd: Decimal, usd_price: Decimal, token: Token) -> int:
+def anchor_reserve(depth_usd: Decimal, usd_price: Decimal, token: Token) -> int:
+    """A pool's reserve of `token` at anchor: `depth_usd` worth at `usd_price`, rounded down."""
     ctx = _CTX60
     # The context passed positionally: `_decimal` parses keywords at a cost per call.
     exact = ctx.divide(depth_usd, usd_price).scaleb(token.decimals, ctx)

@@ -149,6 +149,19 @@ class PricePath:
             return None, None
         return from_micros(self._time_us(count - 1)), self._price(count - 1)
 
+    def point_counts(self, moments_us: Sequence[int]) -> list[int]:
+        """For each time (µs), how many change points are at or before it (0: none yet).
+
+        Two times are on the same price point exactly when their counts are equal (as
+        their `anchor` identities are), and `point_price(count)` is that point's price:
+        `anchor` for many times at once (`dca_run`).
+        """
+        return [self._count_le(us) for us in moments_us]
+
+    def point_price(self, count: int) -> Decimal:
+        """The price of the point in force where `point_counts` says `count` (≥ 1)."""
+        return self._price(count - 1)
+
     def next_change_after(self, moment: datetime) -> datetime | None:
         """The first change point strictly after `moment`; None if there is none."""
         us = self._next_us(to_micros(moment))

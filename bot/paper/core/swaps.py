@@ -42,6 +42,7 @@ __all__ = [
     "SwapExecution",
     "SwapTerms",
     "execute_swap",
+    "min_out_of",
     "quote_swap",
 ]
 
@@ -172,8 +173,11 @@ def _keep_ratio(slippage: Decimal) -> tuple[int, int, int] | None:
 _KEEP_RATIOS: dict[Decimal, tuple[int, int, int] | None] = {}
 
 
-def _min_out(out: int, slippage: Decimal) -> int:
-    """The least accepted output of an ExactIn quote: out less `slippage` percent, floored."""
+def min_out_of(out: int, slippage: Decimal) -> int:
+    """The least accepted output of an ExactIn quote: out less `slippage` percent, floored.
+
+    Also an adverse move's effect on an output (`adverse_pct`, see the module docstring).
+    """
     try:
         ratio = _KEEP_RATIOS[slippage]
     except KeyError:
@@ -185,6 +189,9 @@ def _min_out(out: int, slippage: Decimal) -> int:
     ctx = _CTX80
     keep = ctx.divide(ctx.multiply(Decimal(out), ctx.subtract(_HUNDRED, slippage)), _HUNDRED)
     return int(keep.to_integral_value(ROUND_FLOOR, ctx))
+
+
+_min_out: Final = min_out_of  # the name tests/unit/paper/test_exact_shortcuts.py knows
 
 
 def _auto_slippage(impact: Decimal) -> Decimal:
@@ -225,7 +232,7 @@ def quote_swap(
         out = pool.out_for_in(sell, amount_in - platform - integrator)
         if adverse_pct:
             # The adverse move: out less adverse_pct percent, floored (a minimum out's sum).
-            out = _min_out(out, adverse_pct)
+            out = min_out_of(out, adverse_pct)
         if out <= 0:
             raise SwapError("amount too small: the swap would give nothing")
         total_in = amount_in
@@ -250,7 +257,7 @@ def quote_swap(
     else:
         chosen = slippage
     if amount_in is not None:
-        min_out, max_in = _min_out(out, chosen), total_in
+        min_out, max_in = min_out_of(out, chosen), total_in
     else:
         ctx = _CTX80
         pay = ctx.divide(ctx.multiply(Decimal(total_in), ctx.add(_HUNDRED, chosen)), _HUNDRED)
@@ -280,7 +287,7 @@ def _before_adverse(out: int, adverse_pct: Decimal) -> int:
         ctx.prec = 80
         needed = Decimal(out) * _HUNDRED / (_HUNDRED - adverse_pct)
         pool_out = int(needed.to_integral_value(rounding=ROUND_CEILING))
-    while _min_out(pool_out, adverse_pct) < out:
+    while min_out_of(pool_out, adverse_pct) < out:
         pool_out += 1
     return pool_out
 
