@@ -35,6 +35,7 @@ __all__ = [
     "SimulationResult",
     "TxLookup",
     "TxStatus",
+    "account_deltas",
     "parse_account_transaction",
     "parse_balance_changes",
     "parse_uint",
@@ -162,6 +163,22 @@ class BalanceChange:
     def as_json(self) -> dict[str, str]:
         """The wire form `{account, asset, delta}`."""
         return {"account": str(self.account), "asset": self.asset, "delta": str(self.delta)}
+
+
+def account_deltas(
+    changes: tuple[BalanceChange, ...] | None, account: Address
+) -> dict[str, int] | None:
+    """`account`'s net change of each asset (base units) in `changes`; None: none reported.
+
+    Assets the account's changes net to zero are left out.
+    """
+    if changes is None:
+        return None
+    deltas: Counter[str] = Counter()
+    for change in changes:
+        if change.account == account:
+            deltas[change.asset] += change.delta
+    return {asset: delta for asset, delta in sorted(deltas.items()) if delta != 0}
 
 
 def parse_balance_changes(value: object, *, endpoint: str = "") -> tuple[BalanceChange, ...] | None:

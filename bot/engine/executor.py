@@ -71,6 +71,7 @@ from bot.engine.swap_bounds import (
     bounds_exact_out,
     quote_deviation,
 )
+from bot.engine.swap_fills import record_fill
 from bot.journal import OrderSnapshot
 from bot.logging import get_logger, redact
 from bot.money import from_base_units, to_base_units, to_base_units_down
@@ -375,7 +376,11 @@ class Executor:
             min_out=bounds.min_out,
             exact_out=not exact_in,
         )
-        return None, await self._sign(intent_id, best.tx_data, intent)
+        tx_hash = await self._sign(intent_id, best.tx_data, intent)
+        # What it sold and received, from its own committed transaction (never the quote).
+        # A journal error here leaves the intent `unknown`: the reconciler records it.
+        record_fill(self.journal, intent_id, self.tokens, at=self.clock.now())
+        return None, tx_hash
 
     async def _bounds(self, action: Swap, sell: Token, buy: Token) -> SwapBounds:
         """The swap's own numbers from the action, the reference price and `[risk]`."""

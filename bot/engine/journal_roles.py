@@ -7,7 +7,7 @@ needs, named by the role the journal plays for them:
 
 * `IntentLedger` (the executor): record an intent before anything is sent, move it along
   its states, note the order it created and store that order, read back what was signed
-  for it;
+  for it, record what a swap sold and received;
 * `TransactionRecords` (the transaction fates): look up a transaction, write its fate;
 * `TransactionLog` (the signer's `JournalRecorder`): `TransactionRecords` plus recording a
   signed transaction before its bytes leave;
@@ -32,6 +32,7 @@ from bot.journal.views import (
     OrderObservation,
     OrderSnapshot,
     OrderView,
+    SwapFillRecord,
     TransactionView,
 )
 
@@ -60,8 +61,11 @@ class TransactionRecords(Protocol):
         at: datetime,
         gas_used: int | None = None,
         vm_status: str | None = None,
+        gas_unit_price: int | None = None,
+        balance_changes: Mapping[str, int] | None = None,
+        committed_at: datetime | None = None,
     ) -> TransactionView:
-        """Record what became of a transaction."""
+        """Record what became of a transaction (its gas, unit price, balance changes)."""
         ...
 
 
@@ -115,6 +119,10 @@ class IntentSettlement(Protocol):
         self, intent_id: int | None = None, states: Iterable[str] | None = None
     ) -> list[TransactionView]:
         """Recorded transactions (oldest first), of one intent / in `states`."""
+        ...
+
+    def record_swap_fill(self, fill: SwapFillRecord, *, at: datetime) -> bool:
+        """Record what a confirmed swap sold and received, once per intent."""
         ...
 
 

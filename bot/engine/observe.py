@@ -103,6 +103,10 @@ def _fill(detail: TxDetail) -> FillRecord:
         time=detail.time_utc,
         keeper=detail.keeper_wallet_address,
         price_to_per_from=detail.price_to_token_per_from_token,
+        # untrusted provider values, kept for valuation display only (never for signing)
+        from_amount_usd=detail.from_token_amount_usd,
+        to_amount_usd=detail.to_token_amount_usd,
+        fee_amount_usd=detail.fee_token_amount_usd,
     )
 
 

@@ -60,6 +60,7 @@ from bot.domain import CANCEL_DONE_STATUSES, OrderKind
 from bot.engine.evidence import Deposits, deposits_of, id_key, order_tx_hashes
 from bot.engine.journal_roles import SettlementLedger
 from bot.engine.observe import ForeignOrders, foreign_wallet, observation_of
+from bot.engine.swap_fills import record_fill
 from bot.engine.tx_fates import UNFINISHED_TX, TransactionFates, swap_fate
 from bot.journal import IntentView, JournalError, OrderSnapshot
 from bot.logging import get_logger
@@ -546,4 +547,6 @@ class Reconciler:
         fate = swap_fate(self.journal.transactions(intent_id=intent.id))
         if fate is None:
             return Resolution(intent.id, "unknown", None, "a transaction of it may still commit")
+        if fate[0] == "confirmed":  # what it sold and received, from its own transaction
+            record_fill(self.journal, intent.id, self.tokens, at=self.clock.now())
         return Resolution(intent.id, fate[0], None, fate[1])

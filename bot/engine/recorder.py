@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from bot.aptos.address import Address
-from bot.chain import TxOutcome
+from bot.chain import OutcomeStatus, TxOutcome
+from bot.chain.records import account_deltas
 from bot.clock import Clock
 from bot.engine import failpoints
 from bot.engine.journal_roles import TransactionLog
@@ -64,11 +65,17 @@ class JournalRecorder:
         return self.journal.transaction(tx_hash) is not None
 
     async def on_outcome(self, tx_hash: str, outcome: TxOutcome) -> None:
-        """Record how the transaction ended."""
+        """Record how it ended: its gas, the gas unit price, the sender's balance changes."""
+        executed = outcome.status in (OutcomeStatus.COMMITTED, OutcomeStatus.FAILED)
         self.journal.update_transaction(
             tx_hash,
             _STATE.get(str(outcome.status), "failed"),
             at=self.clock.now(),
             gas_used=outcome.gas_used or None,
             vm_status=outcome.vm_status or None,
+            gas_unit_price=(outcome.gas_unit_price or None) if executed else None,
+            balance_changes=account_deltas(outcome.balance_changes, outcome.sender)
+            if executed
+            else None,
+            committed_at=outcome.timestamp if executed else None,
         )

@@ -29,6 +29,7 @@ from bot.aptos.address import Address
 from bot.chain import NodeClient, TxStatus
 from bot.chain.errors import ForeignSigner
 from bot.chain.fate import SequenceFate, check_sequence
+from bot.chain.records import account_deltas
 from bot.clock import Clock
 from bot.engine.journal_roles import TransactionRecords
 from bot.journal.views import TransactionView
@@ -97,6 +98,11 @@ class TransactionFates:
             at=self.clock.now(),
             gas_used=status.gas_used or None,
             vm_status=status.vm_status or None,
+            gas_unit_price=status.gas_unit_price or None,
+            balance_changes=account_deltas(status.balance_changes, status.sender)
+            if status.sender is not None
+            else None,
+            committed_at=status.timestamp,
         )
         self._log.info("reconcile.transaction", tx_hash=tx_hash, state=state)
         return True

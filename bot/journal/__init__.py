@@ -32,6 +32,8 @@ if TYPE_CHECKING:
         OrderTransitionView,
         OrderView,
         PriceTickRow,
+        SwapFillRecord,
+        SwapFillView,
         TransactionView,
     )
 
@@ -59,6 +61,8 @@ _WHERE: dict[str, str] = {
     "OrderTransitionView": "bot.journal.views",
     "OrderView": "bot.journal.views",
     "PriceTickRow": "bot.journal.views",
+    "SwapFillRecord": "bot.journal.views",
+    "SwapFillView": "bot.journal.views",
     "TransactionView": "bot.journal.views",
 }
 
@@ -80,6 +84,8 @@ __all__ = [
     "OrderTransitionView",
     "OrderView",
     "PriceTickRow",
+    "SwapFillRecord",
+    "SwapFillView",
     "TransactionView",
     "current_revision",
     "decode_json",

@@ -22,6 +22,7 @@ EXPORT_TABLES: Final = (
     "order_transitions",
     "fills",
     "transactions",
+    "swap_fills",
     "price_ticks",
     "strategy_state",
     "commands",

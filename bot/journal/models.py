@@ -8,7 +8,7 @@ strings: a status the provider invents tomorrow is stored as it comes.
 These classes are the schema of the newest migration (`head`); the store keeps them inside
 `bot.journal`, callers get frozen views (`bot.journal.views`).
 
-Append-only tables: `order_transitions`, `intent_transitions`, `fills`. Current-state
+Append-only tables: `order_transitions`, `intent_transitions`, `fills`, `swap_fills`. Current-state
 tables (`orders`, `intents.state`, `transactions`, `commands`) are caches of what the logs
 say, updated only by `bot.journal.store.Journal`.
 """
@@ -35,6 +35,7 @@ __all__ = [
     "OrderTransition",
     "PriceTick",
     "StrategyState",
+    "SwapFill",
     "TransactionRecord",
     "journal_metadata",
 ]
@@ -168,6 +169,10 @@ class Fill(JournalModel, table=True):
     keeper: str | None = None
     price_to_per_from: Decimal | None = Field(default=None, sa_type=DecimalText)
     recorded_at: datetime = Field(sa_type=UtcDateTime)
+    # since 0005: the provider's …USD values (untrusted: valuation display only)
+    from_amount_usd: Decimal | None = Field(default=None, sa_type=DecimalText)
+    to_amount_usd: Decimal | None = Field(default=None, sa_type=DecimalText)
+    fee_amount_usd: Decimal | None = Field(default=None, sa_type=DecimalText)
 
 
 class TransactionRecord(JournalModel, table=True):
@@ -187,6 +192,33 @@ class TransactionRecord(JournalModel, table=True):
     vm_status: str | None = None
     created_at: datetime = Field(sa_type=UtcDateTime)
     updated_at: datetime = Field(sa_type=UtcDateTime)
+    # since 0005: the gas fee is gas_used × gas_unit_price octas
+    gas_unit_price: int | None = Field(default=None, sa_type=BigIntText)
+    balance_changes: str | None = None
+    """Canonical JSON of the sender's balance changes as the node reported them:
+    `{asset: delta}` in base units (None: not reported)."""
+    committed_at: datetime | None = Field(default=None, sa_type=UtcDateTime)
+    """The ledger's time of the commit (None: not known)."""
+
+
+class SwapFill(JournalModel, table=True):
+    """What one confirmed swap intent sold and received (since 0005), one row per intent."""
+
+    __tablename__ = "swap_fills"
+    __table_args__ = (UniqueConstraint("intent_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    intent_id: int = Field(foreign_key="intents.id")
+    tx_hash: str
+    sold_token: str
+    sold_amount: Decimal = Field(sa_type=DecimalText)
+    bought_token: str
+    bought_amount: Decimal = Field(sa_type=DecimalText)
+    source: str
+    """chain (the transaction's balance changes) | bounds (the intent's exact side and
+    its on-chain bound: the node reported no balance changes)."""
+    time: datetime = Field(sa_type=UtcDateTime)
+    recorded_at: datetime = Field(sa_type=UtcDateTime)
 
 
 class PriceTick(JournalModel, table=True):

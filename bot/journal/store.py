@@ -17,7 +17,7 @@ Callers get frozen dataclass views (`bot.journal.views`), never ORM objects.
 
 `Journal` is composed of one part per table group, each in its own module and each
 built on `JournalBase` (`bot.journal.base`): intents, orders (bulk application in
-`bot.journal.observe`), transactions, prices, strategy_state, commands and export.
+`bot.journal.observe`), transactions, swap fills, prices, strategy_state, commands and export.
 This module holds `Journal`; the package (`bot.journal`) exports the public names.
 """
 
@@ -49,6 +49,7 @@ from bot.journal.migrate import (
 from bot.journal.orders import OrdersMixin
 from bot.journal.prices import PriceTicksMixin
 from bot.journal.strategy_state import StrategyStateMixin
+from bot.journal.swaps import SwapFillsMixin
 from bot.journal.transactions import TransactionsMixin
 
 __all__ = ["Journal"]
@@ -58,6 +59,7 @@ class Journal(
     IntentsMixin,
     OrdersMixin,
     TransactionsMixin,
+    SwapFillsMixin,
     PriceTicksMixin,
     StrategyStateMixin,
     CommandsMixin,

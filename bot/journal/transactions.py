@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Final
 
@@ -11,6 +11,7 @@ from sqlmodel import select as sm_select
 
 from bot.journal import canon
 from bot.journal.base import JournalBase
+from bot.journal.codec import decode_json
 from bot.journal.errors import JournalError
 from bot.journal.models import TransactionRecord
 from bot.journal.views import TransactionView
@@ -84,18 +85,29 @@ class TransactionsMixin(JournalBase):
         at: datetime,
         gas_used: int | None = None,
         vm_status: str | None = None,
+        gas_unit_price: int | None = None,
+        balance_changes: Mapping[str, int] | None = None,
+        committed_at: datetime | None = None,
     ) -> TransactionView:
         """Record what became of a transaction.
 
         committed, failed and expired are final: a final record may be repeated (to add
-        gas or vm_status) but not moved to another state.
+        gas, its unit price, vm_status, the sender's balance changes — asset → delta in
+        base units, as the node reported them — or the ledger's commit time) but not moved
+        to another state. `None` never erases a stored value.
 
         Raises:
-            JournalError: unknown hash or state, or a move out of a final state.
+            JournalError: unknown hash or state, a move out of a final state, or a gas
+                figure or balance change that is not an integer.
         """
         canonical = canon.tx_hash(hash)
         if state not in TX_STATES:
             raise JournalError(f"transaction state {state!r} is not one of {TX_STATES}")
+        for name, value in (("gas_used", gas_used), ("gas_unit_price", gas_unit_price)):
+            if value is not None and (_not_int(value) or value < 0):
+                raise JournalError(f"{name} must be a non-negative int, got {value!r}")
+        changes = None if balance_changes is None else _changes_text(balance_changes)
+        committed = None if committed_at is None else canon.aware(committed_at, "committed_at")
         moment = canon.aware(at)
         with self._writing() as session:
             row = session.exec(
@@ -113,6 +125,12 @@ class TransactionsMixin(JournalBase):
                 row.gas_used = gas_used
             if vm_status is not None:
                 row.vm_status = vm_status
+            if gas_unit_price is not None:
+                row.gas_unit_price = gas_unit_price
+            if changes is not None:
+                row.balance_changes = changes
+            if committed is not None:
+                row.committed_at = committed
             session.add(row)
             session.flush()
             return _tx_view(row)
@@ -151,4 +169,25 @@ def _tx_view(row: TransactionRecord) -> TransactionView:
         vm_status=row.vm_status,
         created_at=row.created_at,
         updated_at=row.updated_at,
+        gas_unit_price=row.gas_unit_price,
+        balance_changes=None if row.balance_changes is None else _changes(row.balance_changes),
+        committed_at=row.committed_at,
     )
+
+
+def _not_int(value: object) -> bool:
+    return isinstance(value, bool) or not isinstance(value, int)
+
+
+def _changes_text(changes: Mapping[str, int]) -> str:
+    """Canonical JSON of balance changes: asset (canonical token) → delta as decimal text."""
+    values: dict[str, str] = {}
+    for asset, delta in changes.items():
+        if _not_int(delta):
+            raise JournalError(f"balance change of {asset}: not an int: {delta!r}")
+        values[canon.token(asset, "balance change asset")] = str(delta)
+    return canon.json_text(values, "balance_changes")
+
+
+def _changes(text: str) -> dict[str, int]:
+    return {asset: int(delta) for asset, delta in decode_json(text).items()}

@@ -23,6 +23,8 @@ __all__ = [
     "OrderTransitionView",
     "OrderView",
     "PriceTickRow",
+    "SwapFillRecord",
+    "SwapFillView",
     "TransactionView",
 ]
 
@@ -134,6 +136,12 @@ class FillRecord:
     time: datetime | None = None
     keeper: str | None = None
     price_to_per_from: Decimal | None = None
+    from_amount_usd: Decimal | None = None
+    """The provider's USD value of `from_amount` (untrusted: valuation display only)."""
+    to_amount_usd: Decimal | None = None
+    """The provider's USD value of `to_amount` (untrusted: valuation display only)."""
+    fee_amount_usd: Decimal | None = None
+    """The provider's USD value of `fee_amount` (untrusted: valuation display only)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -198,6 +206,47 @@ class TransactionView:
     vm_status: str | None
     created_at: datetime
     updated_at: datetime
+    gas_unit_price: int | None = None
+    """Octas per gas unit, as the committed transaction says (None: not known)."""
+    balance_changes: Mapping[str, int] | None = None
+    """The sender's balance changes as the node reported them: asset → delta in base
+    units (None: not reported)."""
+    committed_at: datetime | None = None
+    """The ledger's time of the commit (None: not known)."""
+
+    @property
+    def gas_fee(self) -> int | None:
+        """Octas the transaction paid for gas (`gas_used × gas_unit_price`); None: unknown."""
+        if self.gas_used is None or self.gas_unit_price is None:
+            return None
+        return self.gas_used * self.gas_unit_price
+
+
+@dataclass(frozen=True)
+class SwapFillRecord:
+    """What one confirmed swap sold and received (human amounts of canonical tokens).
+
+    `source`: `chain` (the transaction's balance changes) or `bounds` (the node reported
+    none: the intent's exact side and its on-chain bound, not a measurement).
+    """
+
+    intent_id: int
+    tx_hash: str
+    sold_token: str
+    sold_amount: Decimal
+    bought_token: str
+    bought_amount: Decimal
+    source: str
+    time: datetime
+
+
+@dataclass(frozen=True, kw_only=True)
+class SwapFillView(SwapFillRecord):
+    """A stored swap fill, with its intent's strategy and wallet, and when it was recorded."""
+
+    strategy: str
+    wallet: str
+    recorded_at: datetime
 
 
 @dataclass(frozen=True)
