@@ -8,13 +8,14 @@ its first day. A bucket is named by its first local date.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.clock import ensure_utc
 
-__all__ = ["BucketPeriod", "bucket_label", "bucket_of", "zone_of"]
+__all__ = ["BucketPeriod", "bucket_keys", "bucket_label", "bucket_of", "zone_of"]
 
 
 class BucketPeriod(StrEnum):
@@ -44,7 +45,32 @@ def zone_of(name: str | tzinfo | None) -> tzinfo:
 
 def bucket_of(moment: datetime, period: BucketPeriod, zone: tzinfo) -> date:
     """The first local date of the `period` bucket `moment` falls in, in `zone`."""
-    local = ensure_utc(moment).astimezone(zone).date()
+    return _first_of(ensure_utc(moment).astimezone(zone).date(), period)
+
+
+def bucket_keys(period: BucketPeriod, zone: tzinfo) -> Callable[[datetime], date]:
+    """`bucket_of(moment, period, zone)` for many moments: the local date's bucket memoised.
+
+    For a year of trades: in UTC the local date is the moment's own date (no conversion),
+    and each local date's bucket is worked out once.
+    """
+    firsts: dict[date, date] = {}
+
+    def key(moment: datetime) -> date:
+        if zone is UTC and moment.tzinfo is UTC:
+            local = moment.date()
+        else:
+            local = ensure_utc(moment).astimezone(zone).date()
+        first = firsts.get(local)
+        if first is None:
+            first = firsts[local] = _first_of(local, period)
+        return first
+
+    return key
+
+
+def _first_of(local: date, period: BucketPeriod) -> date:
+    """The first local date of the `period` bucket holding the local date `local`."""
     if period is BucketPeriod.DAY:
         return local
     if period is BucketPeriod.WEEK:

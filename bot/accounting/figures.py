@@ -6,6 +6,7 @@ into `Figures`. Every USD figure is the value *at the trade's time*.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -61,30 +62,65 @@ class Tally:
         trade: Trade,
         *,
         value_usd: Decimal | None,
-        fee_usd: list[Decimal | None],
+        fee_usd: Sequence[Decimal | None],
         realised_usd: Decimal,
     ) -> None:
         """Count `trade` with its USD value, its fees' USD values and its realised gain.
 
         `fee_usd` is in the order of `trade.fees` (None: a fee without a USD value).
         """
+        add = EXACT.add  # once per trade, for every trade of a year: kept lean
         self.trades += 1
-        _add_to(self.invested, trade.sold_token, trade.sold)
-        _add_to(self.received, trade.bought_token, trade.bought)
+        invested, received = self.invested, self.received
+        token = trade.sold_token
+        invested[token] = add(invested.get(token, ZERO), trade.sold)
+        token = trade.bought_token
+        received[token] = add(received.get(token, ZERO), trade.bought)
         if value_usd is not None:
-            self.traded_usd = EXACT.add(self.traded_usd, value_usd)
-        for fee, usd in zip(trade.fees, fee_usd, strict=True):
-            _add_to(self.fees.setdefault(fee.kind, {}), fee.token, fee.amount)
-            if usd is None:
-                self.fees_unvalued += 1
-            else:
-                self.fees_usd = EXACT.add(self.fees_usd, usd)
-        self.gas_octas += trade.gas_octas
+            self.traded_usd = add(self.traded_usd, value_usd)
+        if trade.fees or fee_usd:
+            for fee, usd in zip(trade.fees, fee_usd, strict=True):
+                _add_to(self.fees.setdefault(fee.kind, {}), fee.token, fee.amount)
+                if usd is None:
+                    self.fees_unvalued += 1
+                else:
+                    self.fees_usd = add(self.fees_usd, usd)
+        if trade.gas_octas:
+            self.gas_octas += trade.gas_octas
         if trade.gas_usd is not None:
-            self.gas_usd = EXACT.add(self.gas_usd, trade.gas_usd)
+            self.gas_usd = add(self.gas_usd, trade.gas_usd)
         elif trade.gas_octas:
             self.gas_unvalued += 1
-        self.realised_usd = EXACT.add(self.realised_usd, realised_usd)
+        self.realised_usd = add(self.realised_usd, realised_usd)
+
+    def add_gas(self, octas: int, usd: Decimal | None) -> None:
+        """Count gas paid outside any trade (`GasCost`): in the gas, and as a realised loss."""
+        self.gas_octas += octas
+        if usd is not None:
+            self.gas_usd = EXACT.add(self.gas_usd, usd)
+            self.realised_usd = EXACT.subtract(self.realised_usd, usd)
+        elif octas:
+            self.gas_unvalued += 1
+
+    def merge(self, other: Tally) -> None:
+        """Count everything `other` counted too (exact sums): a bucket into the totals."""
+        add = EXACT.add
+        self.trades += other.trades
+        for token, amount in other.invested.items():
+            _add_to(self.invested, token, amount)
+        for token, amount in other.received.items():
+            _add_to(self.received, token, amount)
+        self.traded_usd = add(self.traded_usd, other.traded_usd)
+        for kind, by_token in other.fees.items():
+            mine = self.fees.setdefault(kind, {})
+            for token, amount in by_token.items():
+                _add_to(mine, token, amount)
+        self.fees_usd = add(self.fees_usd, other.fees_usd)
+        self.fees_unvalued += other.fees_unvalued
+        self.gas_octas += other.gas_octas
+        self.gas_usd = add(self.gas_usd, other.gas_usd)
+        self.gas_unvalued += other.gas_unvalued
+        self.realised_usd = add(self.realised_usd, other.realised_usd)
 
     def freeze(self) -> Figures:
         """The figures so far (tokens sorted, copies)."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import NamedTuple
 
 from bot.accounting.exact import EXACT, ZERO, ratio
 from bot.accounting.records import CostMethod
@@ -30,7 +31,7 @@ from bot.accounting.records import CostMethod
 __all__ = ["CostBasis", "Lot", "Taken"]
 
 
-@dataclass
+@dataclass(slots=True)
 class Lot:
     """A quantity of one token still held and what it cost in USD."""
 
@@ -38,12 +39,14 @@ class Lot:
     cost: Decimal
 
 
-@dataclass(frozen=True)
-class Taken:
+class Taken(NamedTuple):
     """What a sale took from the lots: the USD cost, and the quantity no lot covered."""
 
     cost: Decimal
     uncovered: Decimal
+
+
+_taken = tuple.__new__
 
 
 class CostBasis:
@@ -55,9 +58,11 @@ class CostBasis:
 
     def add(self, token: str, quantity: Decimal, cost: Decimal) -> None:
         """Record a purchase of `quantity` of `token` for `cost` USD (quantity 0: nothing)."""
-        if quantity <= 0:
+        if quantity <= ZERO:
             return
-        lots = self._lots.setdefault(token, deque())
+        lots = self._lots.get(token)
+        if lots is None:
+            lots = self._lots[token] = deque()
         if self.method is CostMethod.AVERAGE and lots:
             pooled = lots[0]
             pooled.quantity = EXACT.add(pooled.quantity, quantity)
@@ -68,9 +73,11 @@ class CostBasis:
     def take(self, token: str, quantity: Decimal) -> Taken:
         """Remove `quantity` of `token` for a sale; returns the cost taken with it."""
         lots = self._lots.get(token)
+        if not lots:  # nothing held (a DCA's quote token): all of it uncovered
+            return _taken(Taken, (ZERO, quantity))  # `Taken(ZERO, quantity)`, for every slice
         left = quantity
         cost = ZERO
-        while lots and left > 0:
+        while lots and left > ZERO:
             lot = lots[0]
             if lot.quantity <= left:
                 cost = EXACT.add(cost, lot.cost)
@@ -82,7 +89,7 @@ class CostBasis:
             lot.quantity = EXACT.subtract(lot.quantity, left)
             lot.cost = EXACT.subtract(lot.cost, share)
             left = ZERO
-        if lots is not None and not lots:
+        if not lots:
             del self._lots[token]
         return Taken(cost=cost, uncovered=left)
 

@@ -11,12 +11,13 @@ hour, however often either was recorded.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
+from decimal import Decimal, localcontext
+from itertools import pairwise
 
-from bot.accounting.exact import EXACT, ZERO, ratio
+from bot.accounting.exact import EXACT, RATIO, ZERO, ratio
 from bot.accounting.records import Pair
 from bot.clock import from_micros, to_micros
 
@@ -37,19 +38,48 @@ class PriceSeries:
     def __init__(self, token: str, points: Iterable[PricePoint]) -> None:
         by_time: dict[int, Decimal] = {}
         for point in points:
-            if not isinstance(point.usd, Decimal) or not point.usd.is_finite() or point.usd < 0:
-                raise ValueError(f"price of {token} at {point.time.isoformat()}: {point.usd!r}")
+            _check(token, point.time, point.usd)
             by_time[to_micros(point.time)] = point.usd
         self.token = token
         self._times = sorted(by_time)
         self._prices = [by_time[t] for t in self._times]
+
+    @classmethod
+    def of_columns(
+        cls, token: str, times: Sequence[datetime], prices: Sequence[Decimal]
+    ) -> PriceSeries:
+        """The series of parallel columns (a journal read): the same as of their points.
+
+        Without making a `PricePoint` each: columns already in strictly increasing time
+        (the journal's order) are taken as they are, others sorted as points are.
+        """
+        if len(times) != len(prices):
+            raise ValueError(f"prices of {token}: {len(times)} times, {len(prices)} prices")
+        micros = [to_micros(moment) for moment in times]
+        if any(later <= earlier for earlier, later in pairwise(micros)):
+            return cls(token, map(PricePoint, times, prices))
+        for moment, usd in zip(times, prices, strict=True):
+            if usd.__class__ is not Decimal or not usd.is_finite() or usd < 0:
+                _check(token, moment, usd)
+        series = cls(token, ())
+        series._times = micros
+        series._prices = list(prices)
+        return series
 
     def __len__(self) -> int:
         return len(self._times)
 
     def at(self, moment: datetime) -> Decimal | None:
         """The price in force at `moment`: the last point at or before it; None before any."""
-        index = bisect_right(self._times, to_micros(moment)) - 1
+        return self.at_micros(to_micros(moment))
+
+    def columns(self) -> tuple[list[int], list[Decimal]]:
+        """The points as (µs since the epoch, USD price) columns, in time order (read only)."""
+        return self._times, self._prices
+
+    def at_micros(self, micros: int) -> Decimal | None:
+        """`at` of a moment given in µs since the epoch (`bot.clock.to_micros`)."""
+        index = bisect_right(self._times, micros) - 1
         return None if index < 0 else self._prices[index]
 
     def steps(self, start: datetime, end: datetime) -> list[tuple[int, Decimal]]:
@@ -58,14 +88,13 @@ class PriceSeries:
         The price in force at `start` (if any), then every point after it up to `end`.
         """
         first_us, last_us = to_micros(start), to_micros(end)
-        index = bisect_right(self._times, first_us) - 1
+        times, prices = self._times, self._prices
+        index = bisect_right(times, first_us) - 1
+        stop = max(index + 1, bisect_right(times, last_us))
         steps: list[tuple[int, Decimal]] = []
         if index >= 0:
-            steps.append((first_us, self._prices[index]))
-        for j in range(index + 1, len(self._times)):
-            if self._times[j] > last_us:
-                break
-            steps.append((self._times[j], self._prices[j]))
+            steps.append((first_us, prices[index]))
+        steps += zip(times[index + 1 : stop], prices[index + 1 : stop], strict=True)
         return steps
 
     def time_weighted_mean(self, start: datetime, end: datetime) -> Decimal | None:
@@ -81,6 +110,12 @@ class PriceSeries:
         return from_micros(self._times[0]) if self._times else None
 
 
+def _check(token: str, moment: datetime, usd: object) -> None:
+    """Refuse a price that is not a finite, non-negative `Decimal`."""
+    if not isinstance(usd, Decimal) or not usd.is_finite() or usd < 0:
+        raise ValueError(f"price of {token} at {moment.isoformat()}: {usd!r}")
+
+
 def _weighted(steps: list[tuple[int, Decimal]], end_us: int) -> Decimal | None:
     """The mean of a step function given by `steps` up to `end_us` (µs-weighted)."""
     if not steps:
@@ -88,8 +123,12 @@ def _weighted(steps: list[tuple[int, Decimal]], end_us: int) -> Decimal | None:
     if steps[0][0] >= end_us:
         return steps[0][1]
     weighted = ZERO
-    for (t, price), nxt in zip(steps, [s[0] for s in steps[1:]] + [end_us], strict=True):
-        weighted = EXACT.add(weighted, EXACT.multiply(price, Decimal(nxt - t)))
+    with localcontext(EXACT):  # exact: a rounding raises `Inexact`
+        previous, price = steps[0]
+        for t, following in steps[1:]:
+            weighted += price * (t - previous)
+            previous, price = t, following
+        weighted += price * (end_us - previous)
     return ratio(weighted, Decimal(end_us - steps[0][0]))
 
 
@@ -103,6 +142,10 @@ class PriceBook:
     def of_points(cls, points: Mapping[str, Iterable[PricePoint]]) -> PriceBook:
         """A book from each token's points."""
         return cls({token: PriceSeries(token, pts) for token, pts in points.items()})
+
+    def series(self, token: str) -> PriceSeries | None:
+        """`token`'s series, or None when the book has no price of it."""
+        return self._series.get(token)
 
     def usd_at(self, token: str, moment: datetime) -> Decimal | None:
         """USD per one `token` in force at `moment`; None when unknown."""
@@ -126,15 +169,49 @@ class PriceBook:
         base, quote = self._series.get(pair.base), self._series.get(pair.quote)
         if base is None or quote is None:
             return None
-        base_steps, quote_steps = base.steps(start, end), quote.steps(start, end)
-        moments = sorted({t for t, _ in base_steps} | {t for t, _ in quote_steps})
-        steps: list[tuple[int, Decimal]] = []
-        b = q = -1
-        for moment in moments:
-            while b + 1 < len(base_steps) and base_steps[b + 1][0] <= moment:
-                b += 1
-            while q + 1 < len(quote_steps) and quote_steps[q + 1][0] <= moment:
-                q += 1
-            if b >= 0 and q >= 0 and quote_steps[q][1] > 0:
-                steps.append((moment, ratio(base_steps[b][1], quote_steps[q][1])))
-        return _weighted(steps, to_micros(end))
+        return _weighted_ratios(base.steps(start, end), quote.steps(start, end), to_micros(end))
+
+
+def _weighted_ratios(
+    base: list[tuple[int, Decimal]], quote: list[tuple[int, Decimal]], end_us: int
+) -> Decimal | None:
+    """`_weighted` of the steps of base / quote, each step used as soon as it is made.
+
+    A step at each moment either has one, the two prices in force then; a moment before
+    one of them has a price, or where quote's is zero, makes none. (A year of minute
+    prices makes no list of its quotients.)
+    """
+    divide = RATIO.divide
+    b_price: Decimal | None = None
+    q_price: Decimal | None = None
+    first: tuple[int, Decimal] | None = None
+    previous, price, weighted = 0, ZERO, ZERO
+    i = j = 0
+    b_count, q_count = len(base), len(quote)
+    with localcontext(EXACT):  # exact: a rounding raises `Inexact`
+        while i < b_count or j < q_count:
+            b_time = base[i][0] if i < b_count else None
+            q_time = quote[j][0] if j < q_count else None
+            if q_time is None or (b_time is not None and b_time <= q_time):
+                moment, b_price = base[i]
+                i += 1
+                if q_time == moment:
+                    q_price = quote[j][1]
+                    j += 1
+            else:
+                moment, q_price = quote[j]
+                j += 1
+            if b_price is None or not q_price:  # None or zero: no price
+                continue
+            step = divide(b_price, q_price)
+            if first is None:
+                first = (moment, step)
+            else:
+                weighted += price * (moment - previous)
+            previous, price = moment, step
+        if first is None:
+            return None
+        if first[0] >= end_us:
+            return first[1]
+        weighted += price * (end_us - previous)
+    return ratio(weighted, Decimal(end_us - first[0]))

@@ -1,8 +1,9 @@
 """What the accounting reads: trades (fills and swaps) with their fees and gas.
 
-Plain frozen records, built by an adapter from the journal (`bot.accounting.from_journal`,
-planned), from a backtest result, or by hand in tests: the accounting never reads a
-database, the API or the chain itself.
+Plain frozen records, built by an adapter from the journal (`bot.accounting.from_journal`),
+from a backtest result, or by hand in tests: the accounting never reads a database, the
+API or the chain itself. A `GasCost` is gas the wallet paid outside any trade (an order's
+create or cancel transaction, a swap that aborted on chain).
 
 Amounts are exact human-unit `Decimal`s of a token; gas is an `int` in octas (APT base
 units, `APT_DECIMALS`). Times are aware UTC (`bot.clock.ensure_utc`: a naive time is
@@ -14,7 +15,7 @@ each token one way.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Final
@@ -23,16 +24,20 @@ from bot.clock import ensure_utc
 from bot.money import MoneyError, from_base_units
 
 __all__ = [
+    "APT_COIN_TYPE",
     "APT_DECIMALS",
     "CostMethod",
     "Fee",
     "FeeKind",
+    "GasCost",
     "Pair",
     "Trade",
 ]
 
 APT_DECIMALS: Final = 8
 """Decimals of APT: one APT is 10^8 octas (gas is paid in octas)."""
+APT_COIN_TYPE: Final = "0x1::aptos_coin::AptosCoin"
+"""APT's identity as the journal names it (orders, prices): gas is valued at its price."""
 
 
 class FeeKind(StrEnum):
@@ -115,19 +120,61 @@ class Trade:
     """Free text carried to exports (the intent, the order kind)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "time", ensure_utc(self.time))
+        # Made once per fill of a year of them: the usual case (UTC, no gas) kept cheap.
+        if self.time.tzinfo is not UTC:
+            object.__setattr__(self, "time", ensure_utc(self.time))
         _amount(self.sold, "sold")
         _amount(self.bought, "bought")
         if self.sold_token == self.bought_token:
             raise ValueError(f"trade {self.ref}: sold and bought the same token {self.sold_token}")
-        if isinstance(self.gas_octas, bool) or not isinstance(self.gas_octas, int):
-            raise MoneyError(f"gas_octas: expected an int, got {type(self.gas_octas).__name__}")
-        if self.gas_octas < 0:
-            raise MoneyError(f"gas_octas: negative: {self.gas_octas}")
-        for name in ("gas_usd", "sold_usd_price", "bought_usd_price"):
-            value = getattr(self, name)
-            if value is not None:
-                _amount(value, name)
+        if self.gas_octas.__class__ is not int or self.gas_octas < 0:
+            _octas(self.gas_octas)
+        if self.gas_usd is not None:
+            _amount(self.gas_usd, "gas_usd")
+        if self.sold_usd_price is not None:
+            _amount(self.sold_usd_price, "sold_usd_price")
+        if self.bought_usd_price is not None:
+            _amount(self.bought_usd_price, "bought_usd_price")
+
+    @property
+    def gas_apt(self) -> Decimal:
+        """The gas in APT, exact."""
+        return from_base_units(self.gas_octas, APT_DECIMALS)
+
+
+def _octas(value: int) -> None:
+    """Refuse a gas figure that is not a non-negative int."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MoneyError(f"gas_octas: expected an int, got {type(value).__name__}")
+    if value < 0:
+        raise MoneyError(f"gas_octas: negative: {value}")
+
+
+@dataclass(frozen=True)
+class GasCost:
+    """Gas the wallet paid for a transaction that is no trade, in octas.
+
+    An order's create (deposit) or cancel (withdraw) transaction, or a swap that aborted
+    on chain: a cost of the strategy that sent it, counted in its gas and taken from its
+    realised P&L (it buys nothing a lot could carry).
+    """
+
+    time: datetime
+    strategy: str
+    wallet: str
+    ref: str
+    """The transaction hash."""
+    gas_octas: int
+    gas_usd: Decimal | None = None
+    """The gas's USD value at the time, when known."""
+    label: str = ""
+    """What the transaction was for (the intent's kind)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "time", ensure_utc(self.time))
+        _octas(self.gas_octas)
+        if self.gas_usd is not None:
+            _amount(self.gas_usd, "gas_usd")
 
     @property
     def gas_apt(self) -> Decimal:

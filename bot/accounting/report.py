@@ -20,26 +20,29 @@ inside the amounts).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from decimal import Decimal
 
-from bot.accounting.buckets import BucketPeriod, bucket_label, bucket_of, zone_of
-from bot.accounting.exact import EXACT, HUNDRED, ZERO, ratio, total
+from bot.accounting.buckets import BucketPeriod, bucket_keys, bucket_label, bucket_of, zone_of
+from bot.accounting.exact import EXACT, HUNDRED, RATIO, ZERO, ratio, total
 from bot.accounting.figures import Figures, Tally
 from bot.accounting.lots import CostBasis
 from bot.accounting.prices import PriceBook
-from bot.accounting.records import CostMethod, Pair, Trade
-from bot.clock import ensure_utc
+from bot.accounting.records import CostMethod, Fee, GasCost, Pair, Trade
+from bot.clock import EPOCH, MICROSECOND, ensure_utc
 
 __all__ = [
     "Bucket",
     "Holding",
     "Position",
     "Summary",
+    "Valuer",
     "account",
+    "book_trade",
     "by_strategy",
     "by_wallet",
     "main_pair",
@@ -141,6 +144,7 @@ def account(
     zone: str | tzinfo | None = None,
     pair: Pair | None = None,
     name: str = "",
+    gas: Iterable[GasCost] = (),
 ) -> Summary:
     """Account for `trades` in the window [start, end] (either side open when None).
 
@@ -148,7 +152,9 @@ def account(
     after `end` are ignored. `valued_at` is the moment holdings are valued at (usually
     `end` or now, from the injected clock). `period` groups the counted trades in buckets
     of the time zone `zone` (an IANA name, a tzinfo; None: UTC). `pair` is the position's
-    pair as the user sees it (None: `main_pair` of the counted trades).
+    pair as the user sees it (None: `main_pair` of the counted trades). `gas`: gas paid
+    outside any trade (order create/cancel transactions): counted in the window's gas and
+    taken from its realised P&L.
 
     Raises:
         ValueError: an unknown time zone name (named in the message), or a naive time.
@@ -156,7 +162,7 @@ def account(
     tz = zone_of(zone)
     start = ensure_utc(start) if start is not None else None
     end = ensure_utc(end) if end is not None else None
-    ordered = sorted(trades, key=lambda t: t.time)
+    ordered = sorted(trades, key=_time_of)
     counted = [
         t for t in ordered if (start is None or t.time >= start) and (end is None or t.time <= end)
     ]
@@ -165,21 +171,34 @@ def account(
     buckets: dict[date, Tally] = {}
     unvalued: list[str] = []
     uncovered: dict[str, Decimal] = {}
+    valuer = Valuer(prices)
+    bucket_key = bucket_keys(period, tz) if period is not None else None
     for trade in ordered:
         if end is not None and trade.time > end:
             break
         counts = start is None or trade.time >= start
-        value = _value(trade, prices)
-        fee_usd = [_fee_usd(trade, i, prices) for i in range(len(trade.fees))]
-        realised = _book(trade, value, fee_usd, basis, uncovered if counts else None)
+        value, fee_usd = valuer.value(trade)
+        realised = book_trade(trade, value, fee_usd, basis, uncovered if counts else None)
         if not counts:
             continue
         if value is None:
             unvalued.append(trade.ref)
-        tally.add(trade, value_usd=value, fee_usd=fee_usd, realised_usd=realised)
-        if period is not None:
-            bucket = buckets.setdefault(bucket_of(trade.time, period, tz), Tally())
-            bucket.add(trade, value_usd=value, fee_usd=fee_usd, realised_usd=realised)
+        # Counted once, in its bucket when there are buckets: the totals are their sum.
+        if bucket_key is None:
+            target = tally
+        else:
+            first = bucket_key(trade.time)
+            target = buckets.get(first) or buckets.setdefault(first, Tally())
+        target.add(trade, value_usd=value, fee_usd=fee_usd, realised_usd=realised)
+    for cost in gas:
+        if (start is None or cost.time >= start) and (end is None or cost.time <= end):
+            if period is None:
+                tally.add_gas(cost.gas_octas, cost.gas_usd)
+            else:
+                bucket = buckets.setdefault(bucket_of(cost.time, period, tz), Tally())
+                bucket.add_gas(cost.gas_octas, cost.gas_usd)
+    for bucket in buckets.values():
+        tally.merge(bucket)
     holdings = _holdings(basis, prices, ensure_utc(valued_at))
     unrealised = (
         None
@@ -218,6 +237,7 @@ def by_strategy(
     period: BucketPeriod | None = None,
     zone: str | tzinfo | None = None,
     pair_of: Callable[[list[Trade]], Pair | None] | None = None,
+    gas: Iterable[GasCost] = (),
 ) -> dict[str, Summary]:
     """`account` for each strategy's trades on their own (its own lots), by name.
 
@@ -228,6 +248,7 @@ def by_strategy(
         _groups(trades, lambda t: t.strategy),
         prices,
         pair_of,
+        gas=_gas_groups(gas, lambda g: g.strategy),
         valued_at=valued_at,
         method=method,
         start=start,
@@ -247,12 +268,14 @@ def by_wallet(
     end: datetime | None = None,
     period: BucketPeriod | None = None,
     zone: str | tzinfo | None = None,
+    gas: Iterable[GasCost] = (),
 ) -> dict[str, Summary]:
     """`account` for each wallet's trades (all its strategies' lots together), by address."""
     return _accounts(
         _groups(trades, lambda t: t.wallet),
         prices,
         None,
+        gas=_gas_groups(gas, lambda g: g.wallet),
         valued_at=valued_at,
         method=method,
         start=start,
@@ -267,6 +290,7 @@ def _accounts(
     prices: PriceBook,
     pair_of: Callable[[list[Trade]], Pair | None] | None,
     *,
+    gas: dict[str, list[GasCost]],
     valued_at: datetime,
     method: CostMethod,
     start: datetime | None,
@@ -287,9 +311,18 @@ def _accounts(
             zone=zone,
             pair=pair_of(group) if pair_of is not None else None,
             name=name,
+            gas=gas.get(name, ()),
         )
         for name, group in groups.items()
     }
+
+
+def _gas_groups(gas: Iterable[GasCost], key: Callable[[GasCost], str]) -> dict[str, list[GasCost]]:
+    """Gas costs grouped by `key`."""
+    groups: dict[str, list[GasCost]] = {}
+    for cost in gas:
+        groups.setdefault(key(cost), []).append(cost)
+    return groups
 
 
 def _groups(trades: Iterable[Trade], key: Callable[[Trade], str]) -> dict[str, list[Trade]]:
@@ -300,64 +333,103 @@ def _groups(trades: Iterable[Trade], key: Callable[[Trade], str]) -> dict[str, l
     return dict(sorted(groups.items()))
 
 
-def _value(trade: Trade, prices: PriceBook) -> Decimal | None:
-    """The trade's USD value: sold × its price, else bought × its price, else None."""
-    sold_price = trade.sold_usd_price
-    if sold_price is None:
-        sold_price = prices.usd_at(trade.sold_token, trade.time)
-    if sold_price is not None and (sold_price > 0 or trade.sold == 0):
-        return EXACT.multiply(trade.sold, sold_price)
-    bought_price = trade.bought_usd_price
-    if bought_price is None:
-        bought_price = prices.usd_at(trade.bought_token, trade.time)
-    if bought_price is not None:
-        return EXACT.multiply(trade.bought, bought_price)
-    return None
+def _time_of(trade: Trade) -> datetime:
+    return trade.time
 
 
-def _fee_usd(trade: Trade, index: int, prices: PriceBook) -> Decimal | None:
-    """The USD value of the trade's fee `index`: its own, else its amount × the price then."""
-    fee = trade.fees[index]
-    if fee.usd is not None:
-        return fee.usd
-    if fee.token == trade.sold_token and trade.sold_usd_price is not None:
-        price: Decimal | None = trade.sold_usd_price
-    elif fee.token == trade.bought_token and trade.bought_usd_price is not None:
+class Valuer:
+    """Values trades at their time against a price book (each trade's µs worked out once).
+
+    A trade's USD value: what it sold × the sold token's price (its own recorded one,
+    else the book's), else what it bought × the bought token's price, else None. A fee's:
+    its own USD value, else its amount × its token's price then (the trade's own for the
+    sold or bought token, else the book's).
+    """
+
+    def __init__(self, prices: PriceBook) -> None:
+        self._prices = prices
+        self._columns: dict[str, tuple[list[int], list[Decimal]] | None] = {}
+
+    def _usd(self, token: str, micros: int) -> Decimal | None:
+        """The book's price of `token` in force at `micros` (the last at or before it)."""
+        try:
+            columns = self._columns[token]
+        except KeyError:
+            series = self._prices.series(token)
+            columns = self._columns[token] = None if series is None else series.columns()
+        if columns is None:
+            return None
+        index = bisect_right(columns[0], micros) - 1
+        return None if index < 0 else columns[1][index]
+
+    def value(self, trade: Trade) -> tuple[Decimal | None, tuple[Decimal | None, ...]]:
+        """The trade's USD value and its fees' (in the order of `trade.fees`)."""
+        micros = (trade.time - EPOCH) // MICROSECOND  # `to_micros`: the time is aware UTC
+        value: Decimal | None = None
+        sold_price = trade.sold_usd_price
+        if sold_price is None:
+            sold_price = self._usd(trade.sold_token, micros)
+        if sold_price is not None and (sold_price > ZERO or trade.sold == ZERO):
+            value = EXACT.multiply(trade.sold, sold_price)
+        else:
+            bought_price = self._bought_price(trade, micros)
+            if bought_price is not None:
+                value = EXACT.multiply(trade.bought, bought_price)
+        fees = trade.fees
+        if not fees:
+            return value, ()
+        if len(fees) == 1:  # the usual keeper fee
+            return value, (self._fee_usd(trade, fees[0], micros, sold_price),)
+        return value, tuple(self._fee_usd(trade, fee, micros, sold_price) for fee in fees)
+
+    def _bought_price(self, trade: Trade, micros: int) -> Decimal | None:
         price = trade.bought_usd_price
-    else:
-        price = prices.usd_at(fee.token, trade.time)
-    return None if price is None else EXACT.multiply(fee.amount, price)
+        return price if price is not None else self._usd(trade.bought_token, micros)
+
+    def _fee_usd(
+        self, trade: Trade, fee: Fee, micros: int, sold_price: Decimal | None
+    ) -> Decimal | None:
+        """`fee`'s USD value; `sold_price`: the sold token's price then (own, else book's)."""
+        if fee.usd is not None:
+            return fee.usd
+        if fee.token == trade.sold_token:
+            price = sold_price
+        elif fee.token == trade.bought_token:
+            price = self._bought_price(trade, micros)
+        else:
+            price = self._usd(fee.token, micros)
+        return None if price is None else EXACT.multiply(fee.amount, price)
 
 
-def _book(
+def book_trade(
     trade: Trade,
     value: Decimal | None,
-    fee_usd: list[Decimal | None],
+    fee_usd: Sequence[Decimal | None],
     basis: CostBasis,
     uncovered: dict[str, Decimal] | None,
 ) -> Decimal:
     """Move the trade through the lots; the realised gain of its sale (USD)."""
-    taken = basis.take(trade.sold_token, trade.sold)
-    if taken.uncovered > 0 and uncovered is not None:
-        uncovered[trade.sold_token] = EXACT.add(
-            uncovered.get(trade.sold_token, ZERO), taken.uncovered
-        )
-    extra = total(
-        usd
-        for fee, usd in zip(trade.fees, fee_usd, strict=True)
-        if usd is not None and fee.token not in (trade.sold_token, trade.bought_token)
-    )
-    cost = EXACT.add(extra, trade.gas_usd or ZERO)
+    taken_cost, beyond = basis.take(trade.sold_token, trade.sold)
+    if beyond > ZERO and uncovered is not None:
+        uncovered[trade.sold_token] = EXACT.add(uncovered.get(trade.sold_token, ZERO), beyond)
+    cost = ZERO
+    if trade.fees:
+        for fee, usd in zip(trade.fees, fee_usd, strict=True):
+            third = fee.token != trade.sold_token and fee.token != trade.bought_token
+            if usd is not None and third:  # a fee in a third token, paid on top: a cost
+                cost = EXACT.add(cost, usd)
+    if trade.gas_usd is not None:
+        cost = EXACT.add(cost, trade.gas_usd)
     if value is None:
         basis.add(trade.bought_token, trade.bought, cost)
         return ZERO
     basis.add(trade.bought_token, trade.bought, EXACT.add(value, cost))
     covered_value = value
-    if taken.uncovered > 0:  # the uncovered part is sold at its value: no gain
+    if beyond > ZERO:  # the uncovered part is sold at its value: no gain
         covered_value = EXACT.subtract(
-            value, ratio(EXACT.multiply(value, taken.uncovered), trade.sold)
+            value, RATIO.divide(EXACT.multiply(value, beyond), trade.sold)
         )
-    return EXACT.subtract(covered_value, taken.cost)
+    return EXACT.subtract(covered_value, taken_cost)
 
 
 def _holdings(basis: CostBasis, prices: PriceBook, at: datetime) -> tuple[Holding, ...]:
@@ -387,10 +459,13 @@ def _position(
     start: datetime | None,
     end: datetime | None,
 ) -> Position:
-    buys = [t for t in trades if (t.sold_token, t.bought_token) == (pair.quote, pair.base)]
-    sells = [t for t in trades if (t.sold_token, t.bought_token) == (pair.base, pair.quote)]
-    bought = total(t.bought for t in buys)
-    paid = total(t.sold for t in buys)
+    base, quote, add = pair.base, pair.quote, EXACT.add
+    bought = paid = sold = proceeds = ZERO
+    for t in trades:  # buys: quote → base; sales: base → quote
+        if t.bought_token == base and t.sold_token == quote:
+            bought, paid = add(bought, t.bought), add(paid, t.sold)
+        elif t.sold_token == base and t.bought_token == quote:
+            sold, proceeds = add(sold, t.sold), add(proceeds, t.bought)
     entry = ratio(paid, bought) if bought > 0 else None
     window_start = start if start is not None else (trades[0].time if trades else None)
     window_end = end if end is not None else (trades[-1].time if trades else None)
@@ -408,8 +483,8 @@ def _position(
         pair=pair,
         bought=bought,
         paid=paid,
-        sold=total(t.sold for t in sells),
-        proceeds=total(t.bought for t in sells),
+        sold=sold,
+        proceeds=proceeds,
         average_entry=entry,
         market_mean=mean,
         entry_vs_market_percent=versus,

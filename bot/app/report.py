@@ -11,9 +11,12 @@ Definitions: docs/accounting.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from datetime import datetime
+import gc
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import datetime, tzinfo
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -29,19 +32,26 @@ from bot.accounting import (
     zone_of,
 )
 from bot.accounting.exact import total
-from bot.accounting.from_journal import price_book, trades_of_order
+from bot.accounting.from_journal import gas_usd, open_orders, swaps_and_gas, trades_of_order
+from bot.accounting.locked import Locked, OpenOrder, locked_funds
+from bot.accounting.prices import PriceBook, PriceSeries
+from bot.accounting.records import APT_COIN_TYPE, GasCost
 from bot.app.errors import SetupError
 from bot.money import format_decimal
 
 if TYPE_CHECKING:
     from bot.journal import Journal
+    from bot.journal.views import OrderView
 
 __all__ = [
+    "JournalLoad",
     "Report",
     "ReportRequest",
     "build_report",
     "figures_data",
     "holdings_value",
+    "load_records",
+    "load_trades",
     "summary_data",
 ]
 
@@ -60,11 +70,18 @@ class ReportRequest:
 
 @dataclass(frozen=True)
 class Report:
-    """One summary per strategy with trades in the window (by name), and when it was valued."""
+    """One summary per strategy with trades in the window (by name), and when it was valued.
+
+    `locked`: per strategy, what its open orders hold now (only for a report valued now,
+    without `--to`); `gas_unknown`: hashes of executed transactions whose gas the journal
+    does not know (recorded before it kept the unit price).
+    """
 
     request: ReportRequest
     valued_at: datetime | None
     summaries: dict[str, Summary]
+    locked: dict[str, list[Locked]] = field(default_factory=dict)
+    gas_unknown: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -77,6 +94,7 @@ def build_report(
     request: ReportRequest,
     configured: Iterable[str],
     quote_of: Callable[[str, str], str] | None = None,
+    loaded: JournalLoad | None = None,
 ) -> Report:
     """The report of `request` over the journal's fills and recorded prices.
 
@@ -88,6 +106,8 @@ def build_report(
     Raises:
         SetupError: an unknown strategy (named, with the known ones), a window whose start
             is after its end, or an unknown time zone.
+
+    `loaded`: `load_records(journal, request.strategy)` when the caller already has it.
     """
     if request.start and request.end and request.start > request.end:
         raise SetupError(
@@ -97,20 +117,31 @@ def build_report(
         zone = zone_of(request.zone)
     except ValueError as exc:
         raise SetupError(str(exc)) from None
-    orders = journal.orders()
-    known = sorted({*configured, *(o.strategy for o in orders if o.strategy)})
+    with _collector_paused():
+        return _build(journal, request, configured, quote_of, zone, loaded)
+
+
+def _build(
+    journal: Journal,
+    request: ReportRequest,
+    configured: Iterable[str],
+    quote_of: Callable[[str, str], str] | None,
+    zone: tzinfo,
+    loaded: JournalLoad | None,
+) -> Report:
+    """`build_report` once the request is checked."""
+    from bot.journal.fills_read import order_views
+
+    orders = order_views(journal)  # = journal.orders(), without the ORM
+    swappers = {f.strategy for f in journal.swap_fills()}
+    known = sorted({*configured, *swappers, *(o.strategy for o in orders if o.strategy)})
     if request.strategy is not None and request.strategy not in known:
         listed = ", ".join(known) if known else "none"
         raise SetupError(f"unknown strategy {request.strategy!r} (known: {listed})")
-    trades: list[Trade] = []
-    for order in orders:
-        if request.strategy is None or order.strategy == request.strategy:
-            trades += trades_of_order(order, journal.fills(order.kind, order.order_id))
-    tokens = sorted({t for trade in trades for t in (trade.sold_token, trade.bought_token)})
-    ticks = [tick for token in tokens for tick in journal.price_ticks(token)]
-    book = price_book(ticks)
-    moments = [tick.timestamp for tick in ticks] + [trade.time for trade in trades]
-    valued_at = request.end if request.end is not None else max(moments, default=None)
+    if loaded is None:
+        loaded = load_records(journal, request.strategy, orders)
+    trades, book, latest = loaded.trades, loaded.book, loaded.latest
+    valued_at = request.end if request.end is not None else latest
     if valued_at is None:
         return Report(request, None, {})
     summaries = by_strategy(
@@ -123,9 +154,125 @@ def build_report(
         period=request.period,
         zone=zone,
         pair_of=lambda group: _pair(group, quote_of),
+        gas=loaded.gas,
     )
     counted = {name: s for name, s in summaries.items() if s.totals.trades > 0}
-    return Report(request, valued_at, counted)
+    locked: dict[str, list[Locked]] = {}
+    if request.end is None:  # what open orders hold is a fact of now, not of a past --to
+        by_name: dict[str, list[OpenOrder]] = {}
+        for order in loaded.open_orders:
+            by_name.setdefault(order.strategy, []).append(order)
+        locked = {name: locked_funds(held, book, valued_at) for name, held in by_name.items()}
+    return Report(request, valued_at, counted, locked, tuple(loaded.gas_unknown))
+
+
+class _CollectorPause:
+    """Pauses the cyclic garbage collector while reports build their records.
+
+    A year of fills is hundreds of thousands of small objects, none in a cycle; as they
+    pile up the collector would walk all of them again and again (about half a report's
+    time). Reference counting still frees as usual; cycles wait until the end. The pause
+    is process-wide, and reports may run at once in worker threads (Telegram): the first
+    to start pauses, the last to finish resumes — if the collector was running before.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+        self._resume = False
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._running == 0:
+                self._resume = gc.isenabled()
+                gc.disable()
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running -= 1
+                if self._running == 0 and self._resume:
+                    gc.enable()
+
+
+_collector_paused = _CollectorPause()
+
+
+@dataclass(frozen=True)
+class JournalLoad:
+    """What the journal holds for the accounting of one strategy (or all).
+
+    `trades`: order fills and confirmed swaps; `gas`: gas outside them (an order's create
+    or cancel, a swap that aborted), valued with `book`; `gas_unknown`: executed
+    transactions whose gas is not known; `open_orders`: what open orders still hold;
+    `latest`: the last moment recorded of them (a price or a trade; None: nothing).
+    """
+
+    trades: list[Trade]
+    gas: list[GasCost]
+    gas_unknown: list[str]
+    open_orders: list[OpenOrder]
+    book: PriceBook
+    latest: datetime | None
+
+
+def load_records(
+    journal: Journal, strategy: str | None, orders: list[OrderView] | None = None
+) -> JournalLoad:
+    """Everything `strategy` (None: all) did that the accounting reads, and its prices.
+
+    `orders`: the journal's orders when already read. The fills and prices come in one
+    query each (`bot.journal.fills_read`), not one per order: a year of fills is read in
+    a fraction of a second. APT is always priced: it pays the gas.
+    """
+    from bot.journal.fills_read import fills_by_order_row, order_views, price_columns
+
+    fills = fills_by_order_row(journal, strategy=strategy)
+    trades: list[Trade] = []
+    mine = [
+        order
+        for order in (order_views(journal) if orders is None else orders)
+        if strategy is None or order.strategy == strategy
+    ]
+    for order in mine:
+        trades += trades_of_order(order, fills.pop(order.row_id, ()))  # freed as read
+    rest = swaps_and_gas(journal, strategy=strategy)
+    trades += rest.trades
+    traded = {t for trade in trades for t in (trade.sold_token, trade.bought_token)}
+    tokens = sorted(traded | {APT_COIN_TYPE})
+    series: dict[str, PriceSeries] = {}
+    latest = max((trade.time for trade in trades), default=None)
+    for token in tokens:  # one token's prices at a time: its times are let go once read
+        for key, (times, prices) in price_columns(journal, [token]).items():
+            series[key] = PriceSeries.of_columns(key, times, prices)
+            if key in traded:  # APT's prices alone do not make a report's "now"
+                latest = times[-1] if latest is None else max(latest, times[-1])
+    book = PriceBook(series)
+    return JournalLoad(
+        trades=[_with_gas_usd(trade, book) for trade in trades],
+        gas=[replace(g, gas_usd=gas_usd(g.gas_octas, g.time, book)) for g in rest.gas],
+        gas_unknown=rest.gas_unknown,
+        open_orders=open_orders(mine),
+        book=book,
+        latest=latest,
+    )
+
+
+def load_trades(
+    journal: Journal, strategy: str | None, orders: list[OrderView] | None = None
+) -> tuple[list[Trade], PriceBook, datetime | None]:
+    """`load_records`' trades, price book and latest moment (for who needs no more)."""
+    loaded = load_records(journal, strategy, orders)
+    return loaded.trades, loaded.book, loaded.latest
+
+
+def _with_gas_usd(trade: Trade, book: PriceBook) -> Trade:
+    """The trade with its gas valued at APT's price then, when it has gas and no value."""
+    if not trade.gas_octas or trade.gas_usd is not None:
+        return trade
+    return replace(trade, gas_usd=gas_usd(trade.gas_octas, trade.time, book))
 
 
 def _pair(trades: list[Trade], quote_of: Callable[[str, str], str] | None) -> Pair | None:

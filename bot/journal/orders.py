@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, Final
 
+from sqlalchemy import func
 from sqlmodel import Session, col
 from sqlmodel import select as sm_select
 
@@ -125,6 +127,35 @@ class OrdersMixin(JournalBase):
         with self._reading() as session:
             return [_order_view(r) for r in session.exec(query.order_by(col(Order.id)))]
 
+    def orders_page(
+        self,
+        *,
+        status: Iterable[str] | None = None,
+        strategy: str | None = None,
+        kind: str | None = None,
+        before_row_id: int | None = None,
+        limit: int = 50,
+    ) -> tuple[list[OrderView], int]:
+        """One page of stored orders, newest first, and how many match the filters.
+
+        `before_row_id`: only orders stored before that row (the previous page's last
+        `row_id`), so a page stays put while new orders arrive. Two indexed queries: a
+        page of a large journal costs what its rows cost, not the whole table.
+        """
+        filters: list[Any] = []
+        if status is not None:
+            filters.append(col(Order.status).in_(list(status)))
+        if strategy is not None:
+            filters.append(Order.strategy == strategy)
+        if kind is not None:
+            filters.append(Order.kind == kind)
+        with self._reading() as session:
+            total = session.exec(sm_select(func.count()).select_from(Order).where(*filters)).one()
+            if before_row_id is not None:
+                filters.append(col(Order.id) < before_row_id)
+            query = sm_select(Order).where(*filters).order_by(col(Order.id).desc()).limit(limit)
+            return [_order_view(r) for r in session.exec(query)], int(total)
+
     def order_index(self, kind: str, wallet: str) -> dict[str, tuple[str, str | None]]:
         """Every stored order of one kind and wallet: order id → (status, last raw hash).
 
@@ -224,7 +255,24 @@ def _canonical_fill(fill: FillRecord) -> dict[str, Any]:
         "time": None if fill.time is None else canon.aware(fill.time, "time"),
         "keeper": None if fill.keeper is None else canon.wallet(fill.keeper),
         "price_to_per_from": canon.exact(fill.price_to_per_from, "price_to_per_from"),
+        "from_amount_usd": _usd(fill.from_amount_usd),
+        "to_amount_usd": _usd(fill.to_amount_usd),
+        "fee_amount_usd": _usd(fill.fee_amount_usd),
     }
+
+
+def _usd(value: Decimal | None) -> Decimal | None:
+    """The provider's USD value when it is a usable amount, else None.
+
+    Untrusted display data: a negative or unstorable value is dropped, never a reason to
+    refuse the fill it came with.
+    """
+    if value is None or not value.is_finite() or value < 0:
+        return None
+    try:
+        return canon.exact(value, "usd")
+    except JournalError:
+        return None
 
 
 def _find_order(session: Session, kind: str, order_id: str) -> Order | None:
@@ -275,5 +323,8 @@ def _fill_view(row: Fill) -> FillView:
         time=row.time,
         keeper=row.keeper,
         price_to_per_from=row.price_to_per_from,
+        from_amount_usd=row.from_amount_usd,
+        to_amount_usd=row.to_amount_usd,
+        fee_amount_usd=row.fee_amount_usd,
         recorded_at=row.recorded_at,
     )
