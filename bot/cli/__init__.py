@@ -35,6 +35,7 @@ class _Verbs(LazyGroup):
             "quote": "bot.cli.market:quote",
             "orders": "bot.cli.orders_cmd:app",
             "report": "bot.cli.report_cmd:report",
+            "export": "bot.cli.export_cmd:app",
             "cancel": "bot.cli.orders_cmd:cancel",
             "reconcile": "bot.cli.orders_cmd:reconcile",
             "strategies": "bot.cli.strategies_cmd:app",
