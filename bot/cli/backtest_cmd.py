@@ -6,6 +6,7 @@ The run itself is `bot.backtest.runner`; this module checks the options (one lin
 the option, exit 2), runs it (twice when the strategy has rate bounds: the second run
 without them is the "no bounds" comparison), and prints the summary table or JSON;
 `--report DIR` adds report.json, price.png, value.png, trades.csv and report.html;
+`--accounting` adds `bot report`'s summary of the run (`bot.cli.backtest_accounting`);
 `--sweep` runs a parameter grid on every core and prints the ranking (`--rank-by`), and
 with `--report` writes sweep.csv, sweep.html and the best runs' reports. Warnings about
 the prices (a window past the data's end, skipped rows) are one line each on stderr.
@@ -62,6 +63,7 @@ HELP: Final = {
     "rank_by": "Rank a sweep by: return, pnl, vs-lump-sum (highest first), drawdown, entry, "
     "fees (lowest first).",
     "json": "Print the report as JSON instead of a table.",
+    "accounting": "Also show the accounting summary of bot report (cost basis, P&L) for the run.",
     "verbose": "Log the strategy's decisions (info level).",
 }
 
@@ -124,8 +126,11 @@ def backtest(
     rank_by: Annotated[str, typer.Option(help=HELP["rank_by"])] = "return",
     as_json: Annotated[bool, typer.Option("--json", help=HELP["json"])] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help=HELP["verbose"])] = False,
+    accounting: Annotated[bool, typer.Option("--accounting", help=HELP["accounting"])] = False,
 ) -> None:
     """Backtest one strategy on recorded prices: fills, PnL, drawdown, comparisons."""
+    if accounting and sweep:
+        fail("--accounting shows one run: it does not combine with --sweep", EXIT_USAGE)
     settings = load_or_exit(ctx)
     if not verbose and settings.log.level in ("debug", "info"):
         _quiet_logs(ctx, settings)
@@ -162,7 +167,7 @@ def backtest(
     if free is not None:
         unbounded = compute_metrics(_run_with_bar(free, feed))
         metrics = with_no_bounds(metrics, unbounded, removed)
-    _output(options, result, metrics, report, as_json)
+    _output(options, result, metrics, report, as_json, settings if accounting else None)
 
 
 def check_options(
@@ -424,19 +429,29 @@ def _output(
     metrics: Metrics,
     report_dir: Path | None,
     as_json: bool,
+    accounting: Settings | None = None,
 ) -> None:
     from bot.backtest.quoting import report_convention
     from bot.backtest.report import build_report, summary_table
 
     convention = report_convention(options.price_quote)
     _warn(result.warnings)
+    block = None
+    if accounting is not None:  # bot report's summary of the run: only when asked
+        from bot.cli.backtest_accounting import accounting_block
+
+        block = accounting_block(result, accounting.accounting, convention)
     if as_json:
         import json
 
         data = build_report(result, metrics, options.describe())
+        if block is not None:
+            data["accounting"] = block.data()
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         typer.echo(summary_table(result, metrics, convention))
+        if block is not None:
+            typer.echo("\n" + "\n".join(block.lines()))
     if report_dir is not None:
         from bot.backtest.page import write_run_report
 

@@ -1,38 +1,39 @@
-"""`bot report [--strategy S] [--from ISO] [--to ISO] [--by day|week|month] [--json]`.
+"""`bot report [--strategy S] [--from ISO] [--to ISO] [--by day|week|month] [--json|--html DIR]`.
 
-Parses and prints; the figures come from `bot.app.report` (journal read-only). Display
-rounding (only here): USD to 2 decimal places, prices to 6 significant digits, percents to
-2 decimal places, all half to even; token amounts are shown exactly. `--json` gives the
-exact figures, decimals as strings.
+Parses and prints; the figures come from `bot.app.report` (journal read-only), the table
+from `bot.app.accounting_view` (display rounding only there: USD to 2 decimal places,
+prices to 6 significant digits, percents to 2 decimal places, all half to even; token
+amounts exact). `--json` gives the exact figures, decimals as strings. `--html DIR`
+writes `DIR/index.html` (`bot.app.report_page`: the same figures with SVG charts); an
+existing one is replaced only with `--force`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+from dataclasses import replace
 from datetime import datetime
-from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Annotated, Final
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bot.accounting import BucketPeriod, CostMethod, Summary, ratio
-from bot.app.report import Report, ReportRequest, build_report, holdings_value, summary_data
+from bot.accounting import BucketPeriod, CostMethod
+from bot.app.accounting_view import ROUNDING_NOTE, report_json, summary_lines
+from bot.app.report import Report, ReportRequest, build_report
 from bot.cli.common import EXIT_USAGE, fail, load_or_exit, open_journal
 from bot.cli.orders_view import convention
 from bot.clock import parse_utc
-from bot.money import format_decimal
-from bot.price_view import PriceConvention, round_significant
 
-__all__ = ["report"]
+if TYPE_CHECKING:
+    from bot.price_view import PriceConvention
 
-USD_PLACES: Final = 2
-"""Shown USD figures are rounded to this many decimal places (half to even)."""
-PRICE_DIGITS: Final = 6
-"""Shown prices (average entry, market mean) have at most this many significant digits."""
-ROUNDING_NOTE: Final = (
-    "USD rounded to 2 places, prices to 6 significant digits; token amounts exact; "
-    "--json for exact figures"
-)
+__all__ = ["PAGE_NAME", "report", "summary_lines"]
+
+PAGE_NAME = "index.html"
+"""The file `--html DIR` writes."""
 
 
 def _time(text: str | None, option: str) -> datetime | None:
@@ -55,6 +56,13 @@ def report(
     ] = None,
     by: Annotated[str | None, typer.Option("--by", help="One row per day, week or month.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (exact).")] = False,
+    html_dir: Annotated[
+        Path | None,
+        typer.Option("--html", metavar="DIR", help="Write DIR/index.html: the report with charts."),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="With --html: replace an existing index.html.")
+    ] = False,
 ) -> None:
     """Per strategy: invested and received, average entry vs the market, value, P&L, fees, gas.
 
@@ -65,6 +73,10 @@ def report(
     window = (_time(start, "--from"), _time(end, "--to"))
     if window[0] and window[1] and window[0] > window[1]:
         fail(f"--from {start} is after --to {end}", EXIT_USAGE)
+    if html_dir is not None:
+        _check_target(html_dir, force=force, as_json=as_json)
+    elif force:
+        fail("--force applies to --html only", EXIT_USAGE)
     settings = load_or_exit(ctx)
     request = ReportRequest(
         strategy=strategy,
@@ -76,32 +88,84 @@ def report(
     )
     prices = convention(settings)
     configured = [s.name for s in settings.strategies]
+    if html_dir is not None:
+        _write_page(html_dir, settings.journal.url, request, prices, configured)
+        return
     with open_journal(settings.journal.url, readonly=True) as journal:
         result = build_report(journal, request, configured, prices.quote_of)
     if as_json:
-        typer.echo(json.dumps(_json(result), indent=2))
+        typer.echo(json.dumps(report_json(result), indent=2))
         return
     if result.empty:
         typer.echo(f"no trades {_window(result)}")
         return
-    for summary in result.summaries.values():
-        for line in summary_lines(summary, prices):
+    for name, summary in result.summaries.items():
+        for line in summary_lines(summary, prices, result.locked.get(name, ())):
             typer.echo(line)
         typer.echo("")
+    if result.gas_unknown:
+        count = len(result.gas_unknown)
+        typer.echo(
+            f"gas of {count} transaction{'s' if count != 1 else ''} unknown "
+            "(recorded before the journal kept gas prices): not counted"
+        )
     typer.echo(ROUNDING_NOTE)
 
 
-def _json(result: Report) -> dict[str, object]:
-    request = result.request
-    return {
-        "from": None if request.start is None else request.start.isoformat(),
-        "to": None if request.end is None else request.end.isoformat(),
-        "by": None if request.period is None else str(request.period),
-        "time_zone": request.zone,
-        "cost_basis": str(request.method),
-        "valued_at": None if result.valued_at is None else result.valued_at.isoformat(),
-        "strategies": [summary_data(s) for s in result.summaries.values()],
-    }
+def _check_target(folder: Path, *, force: bool, as_json: bool) -> None:
+    """Refuse (exit 2) `--html` with `--json`, a file as folder, or an existing page."""
+    if as_json:
+        fail("--html and --json: choose one", EXIT_USAGE)
+    if folder.exists() and not folder.is_dir():
+        fail(f"--html {str(folder)!r}: not a folder", EXIT_USAGE)
+    target = folder / PAGE_NAME
+    if target.exists() and not force:
+        fail(f"--html {str(folder)!r}: {target} exists (--force replaces it)", EXIT_USAGE)
+
+
+def _write_page(
+    folder: Path,
+    journal_url: str,
+    request: ReportRequest,
+    prices: PriceConvention,
+    configured: list[str],
+) -> None:
+    """Build the page (buckets: `--by`, else by the window's length) and write it.
+
+    Written beside and renamed into place: a reader never sees half a page.
+    """
+    from bot.accounting import zone_of
+    from bot.app.report import load_records
+    from bot.app.report_page import default_period, report_page
+
+    with open_journal(journal_url, readonly=True) as journal:
+        loaded = load_records(journal, request.strategy)
+        trades, book, latest = loaded.trades, loaded.book, loaded.latest
+        period = request.period
+        if period is None:
+            counted = [t.time for t in trades if request.start is None or t.time >= request.start]
+            first = request.start or min(counted, default=latest)
+            last = request.end or latest
+            period = (
+                default_period(first, last)
+                if first is not None and last is not None
+                else BucketPeriod.DAY
+            )
+        request = replace(request, period=period)
+        result = build_report(journal, request, configured, prices.quote_of, loaded)
+    text = report_page(result, trades, book, prices, period, zone_of(request.zone))
+    target = folder / PAGE_NAME
+    partial = folder / f".{PAGE_NAME}.partial"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        fail(f"--html {str(folder)!r}: {exc.strerror or exc}", EXIT_USAGE)
+    note = "" if not result.empty else f" (no trades {_window(result)})"
+    typer.echo(f"report written to {target}{note}")
 
 
 def _window(result: Report) -> str:
@@ -114,107 +178,3 @@ def _window(result: Report) -> str:
     if request.end:
         parts.append(f"to {request.end.isoformat()}")
     return " ".join(parts) if parts else "in the journal"
-
-
-def usd(value: Decimal | None) -> str:
-    """A USD figure for display: 2 places, half to even (`n/a` when unknown)."""
-    if value is None:
-        return "n/a"
-    shown = value.quantize(Decimal(1).scaleb(-USD_PLACES), rounding=ROUND_HALF_EVEN)
-    return f"{shown:,.{USD_PLACES}f} USD"
-
-
-def _amounts(sums: dict[str, Decimal], prices: PriceConvention) -> str:
-    if not sums:
-        return "-"
-    return ", ".join(f"{format_decimal(a)} {prices.label(t)}" for t, a in sums.items())
-
-
-def _price(value: Decimal | None) -> str:
-    return "n/a" if value is None else format_decimal(round_significant(value, PRICE_DIGITS))
-
-
-def summary_lines(summary: Summary, prices: PriceConvention) -> list[str]:
-    """The console table of one strategy (and its buckets)."""
-    totals = summary.totals
-    rows: list[tuple[str, str]] = [
-        ("trades", str(totals.trades)),
-        ("invested", _amounts(totals.invested, prices)),
-        ("received", _amounts(totals.received, prices)),
-        ("traded", usd(totals.traded_usd) + (" (valued trades only)" if summary.unvalued else "")),
-    ]
-    position = summary.position
-    if position is not None:
-        unit = f"{prices.label(position.pair.quote)} per {prices.label(position.pair.base)}"
-        entry = position.average_entry
-        rows.append(
-            (
-                "average entry",
-                "n/a (nothing bought)" if entry is None else f"{_price(entry)} {unit}",
-            )
-        )
-        if position.sold > 0:
-            exit_price = ratio(position.proceeds, position.sold)
-            rows.append(("average exit", f"{_price(exit_price)} {unit}"))
-        versus = position.entry_vs_market_percent
-        against = (
-            ""
-            if versus is None
-            else f" (entry {versus.quantize(Decimal('0.01'), rounding=ROUND_HALF_EVEN):+} %)"
-        )
-        mean = position.market_mean
-        shown = "n/a (no recorded prices)" if mean is None else f"{_price(mean)} {unit}{against}"
-        rows.append(("market mean (time-weighted)", shown))
-    held = ", ".join(
-        f"{format_decimal(h.quantity)} {prices.label(h.token)}" for h in summary.holdings
-    )
-    rows.append(("position value", f"{usd(holdings_value(summary))} ({held or 'nothing held'})"))
-    rows.append((f"realised P&L ({summary.method.upper()})", usd(totals.realised_usd)))
-    rows.append(("unrealised P&L", usd(summary.unrealised_usd)))
-    rows.append(("total P&L", usd(summary.pnl_usd)))
-    fees = "; ".join(f"{kind} {_amounts(by, prices)}" for kind, by in totals.fees.items())
-    rows.append(("fees", f"{fees or 'none'} ({usd(totals.fees_usd)})"))
-    gas = format_decimal(Decimal(totals.gas_octas).scaleb(-8))
-    rows.append(("gas", f"{gas} APT ({usd(totals.gas_usd)})"))
-    if summary.uncovered:
-        beyond = _amounts(summary.uncovered, prices)
-        rows.append(
-            ("from earlier holdings", f"{beyond} (held before the records: no gain or loss)")
-        )
-    if summary.unvalued:
-        shown = ", ".join(summary.unvalued[:3]) + (", …" if len(summary.unvalued) > 3 else "")
-        rows.append(
-            (
-                "unvalued trades",
-                f"{len(summary.unvalued)} without a USD price (record prices): {shown}",
-            )
-        )
-    width = max(len(name) for name, _ in rows)
-    valued = summary.valued_at.isoformat()
-    lines = [f"strategy {summary.name} (cost basis {summary.method.upper()}, valued at {valued})"]
-    lines += [f"  {name:<{width}}  {value}" for name, value in rows]
-    if summary.buckets:
-        lines += _bucket_lines(summary, prices)
-    return lines
-
-
-def _bucket_lines(summary: Summary, prices: PriceConvention) -> list[str]:
-    table = [("bucket", "trades", "invested", "received", "traded", "fees", "realised P&L")]
-    for bucket in summary.buckets:
-        f = bucket.figures
-        table.append(
-            (
-                bucket.label,
-                str(f.trades),
-                _amounts(f.invested, prices),
-                _amounts(f.received, prices),
-                usd(f.traded_usd),
-                usd(f.fees_usd),
-                usd(f.realised_usd),
-            )
-        )
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    return [
-        "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in table
-    ]
