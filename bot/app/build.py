@@ -8,6 +8,7 @@ schedule, the order poll, the command queue, the reconciler of lost answers);
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -19,12 +20,12 @@ from bot.app.runtime import LOST_REASON, Runtime
 from bot.aptos.tokens import TokenBook
 from bot.config import Schedule, Settings
 from bot.engine.brokers import Broker, DryRunBroker, LiveBroker
-from bot.engine.commands import process_commands
+from bot.engine.commands import Reload, process_commands
 from bot.engine.engine import Engine, TickReport
 from bot.engine.live_ports import live_engine
 from bot.engine.pauses import paused_strategies
 from bot.engine.plugins import PluginError, build_strategies
-from bot.engine.reconcile import Reconciler
+from bot.engine.reconcile import Reconciler, Resolution
 from bot.engine.risk import RiskChecker
 from bot.engine.scheduling import Job, make_trigger
 from bot.engine.state_store import JournalStateStore, OverlayStateStore, StateStore
@@ -153,11 +154,13 @@ def trading_jobs(
     runtime: Runtime,
     dry_run: bool,
     on_report: OnReport = _ignore,
+    reload: Reload | None = None,
 ) -> list[Job]:
     """The daemon's jobs, each first firing now.
 
     The strategies' ticks, and unless a dry run the order poll, the command queue and the
-    reconciler of lost answers (the last two only with an executor).
+    reconciler of lost answers (the last two only with an executor). `reload`: what a
+    queued `reload` command calls (without it the command is refused).
     """
     start = runtime.clock.now()
     entries = {e.name: e for e in settings.strategies}
@@ -178,10 +181,6 @@ def trading_jobs(
     if executor is None:
         return jobs
 
-    async def commands() -> None:
-        await process_commands(runtime.journal, executor, runtime.clock, engine)
-
-    jobs.append(Job("commands", every(scheduler.commands_interval_seconds), commands))
     reconciler = Reconciler(
         journal=runtime.journal,
         client=runtime.client,
@@ -192,11 +191,20 @@ def trading_jobs(
         on_foreign_signer=runtime.signer.pause if runtime.signer is not None else None,
     )
 
-    async def reconcile() -> None:
+    settling = asyncio.Lock()  # the periodic job and a `reconcile` command never overlap
+
+    async def reconcile() -> list[Resolution]:
         # Only intents whose execution is over (`unknown`: an answer was lost): looked
         # up, never resent. Those still executing are left alone.
-        await reconciler.run(in_flight=False)
+        async with settling:
+            return await reconciler.run(in_flight=False)
 
+    async def commands() -> None:
+        await process_commands(
+            runtime.journal, executor, runtime.clock, engine, reconcile=reconcile, reload=reload
+        )
+
+    jobs.append(Job("commands", every(scheduler.commands_interval_seconds), commands))
     jobs.append(Job("reconcile", every(scheduler.reconcile_interval_seconds), reconcile))
     return jobs
 

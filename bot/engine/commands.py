@@ -3,13 +3,19 @@
 The daemon, holding the wallet lock, takes queued commands one at a time (oldest first) and
 runs them itself, so only one process ever signs for the wallet or changes what runs.
 Commands: `cancel` with `{kind: dca|limit, order_id}` (through the daemon's executor),
-`pause` and `resume` with `{strategy}` (`bot.engine.pauses`).
+`pause` and `resume` with `{strategy}` (`bot.engine.pauses`), `stopentry` (pause every
+running strategy: no new order or swap is started; orders already placed stay with the
+provider, cancel them one by one), `reconcile` (settle what lost its answer now, as the
+periodic reconcile job does) and `reload` (reload the config as SIGHUP does). A payload
+may carry who asked (`by`: e.g. the Telegram chat and user, or the console's client); it
+is kept in the journal with the command and never read here.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -18,7 +24,9 @@ from bot.domain import OrderKind
 from bot.engine.actions import CancelDca, CancelLimit
 from bot.engine.executor import Executor
 from bot.engine.pauses import PauseStore, apply_pause
+from bot.engine.reconcile import Resolution
 from bot.journal import CommandView
+from bot.logging import redact
 
 if TYPE_CHECKING:
     from bot.engine.engine import Engine
@@ -26,13 +34,26 @@ if TYPE_CHECKING:
 __all__ = [
     "CLI_STRATEGY",
     "CommandQueue",
+    "Reconcile",
+    "Reload",
     "cancel_action",
     "process_commands",
+    "reconcile_line",
+    "stop_entries",
     "wait_for_command",
 ]
 
 CLI_STRATEGY = "cli"
 """The strategy name intents from the command line are recorded under."""
+
+Reconcile = Callable[[], Awaitable[Sequence[Resolution]]]
+"""One run of the daemon's reconciler over intents whose execution is over."""
+
+Reload = Callable[[], str]
+"""Asks the daemon to reload its config as SIGHUP does; returns the line to record.
+
+It only asks: the reload itself waits for running jobs, the command job among them.
+"""
 
 
 class CommandQueue(PauseStore, Protocol):
@@ -65,44 +86,90 @@ def cancel_action(kind: str, order_id: str, clock: Clock) -> CancelDca | CancelL
 
 
 async def process_commands(
-    journal: CommandQueue, executor: Executor, clock: Clock, engine: Engine | None = None
+    journal: CommandQueue,
+    executor: Executor,
+    clock: Clock,
+    engine: Engine | None = None,
+    *,
+    reconcile: Reconcile | None = None,
+    reload: Reload | None = None,
 ) -> int:
     """Run every queued command; returns how many were taken.
 
-    `engine`: the strategies `pause`/`resume` act on (without it they are refused).
+    `engine`: the strategies `pause`/`resume`/`stopentry` act on, `reconcile`: what a
+    `reconcile` command runs, `reload`: what asks the daemon to reload its config
+    (without them those commands are refused). A command that raises is finished
+    `failed` with the error, never left `taken`.
     """
     taken = 0
     while (command := journal.take_command(at=clock.now())) is not None:
         taken += 1
-        payload: dict[str, Any] = dict(command.payload)
-        if command.kind in ("pause", "resume") and engine is not None:
-            try:
-                line = apply_pause(
-                    engine,
-                    journal,
-                    str(payload.get("strategy")),
-                    command.kind == "pause",
-                    at=clock.now(),
-                )
-            except ValueError as exc:
-                journal.finish_command(command.id, False, str(exc), at=clock.now())
-            else:
-                journal.finish_command(command.id, True, line, at=clock.now())
-            continue
-        if command.kind != "cancel" or payload.get("kind") not in tuple(OrderKind):
-            journal.finish_command(
-                command.id, False, f"unknown command {command.kind!r}", at=clock.now()
-            )
-            continue
-        action = cancel_action(str(payload["kind"]), str(payload["order_id"]), clock)
-        result = await executor.execute(CLI_STRATEGY, action)
-        journal.finish_command(
-            command.id,
-            result.state == "confirmed",
-            f"{result.state}: {result.detail}".rstrip(": "),
-            at=clock.now(),
-        )
+        try:
+            ok, line = await _run(command, journal, executor, clock, engine, reconcile, reload)
+        except Exception as exc:  # one bad command must not stop the queue
+            ok, line = False, redact(f"{type(exc).__name__}: {exc}".splitlines()[0])
+        journal.finish_command(command.id, ok, line, at=clock.now())
     return taken
+
+
+async def _run(
+    command: CommandView,
+    journal: CommandQueue,
+    executor: Executor,
+    clock: Clock,
+    engine: Engine | None,
+    reconcile: Reconcile | None,
+    reload: Reload | None = None,
+) -> tuple[bool, str]:
+    """Run one command: (ok, the result line)."""
+    payload: dict[str, Any] = dict(command.payload)
+    kind = command.kind
+    if kind in ("pause", "resume") and engine is not None:
+        strategy = str(payload.get("strategy"))
+        try:
+            return True, apply_pause(engine, journal, strategy, kind == "pause", at=clock.now())
+        except ValueError as exc:
+            return False, str(exc)
+    if kind == "stopentry" and engine is not None:
+        return True, stop_entries(engine, journal, at=clock.now())
+    if kind == "reconcile" and reconcile is not None:
+        return True, reconcile_line(await reconcile())
+    if kind == "reload" and reload is not None:
+        return True, reload()
+    if kind != "cancel" or payload.get("kind") not in tuple(OrderKind):
+        return False, f"unknown command {kind!r}"
+    action = cancel_action(str(payload["kind"]), str(payload["order_id"]), clock)
+    result = await executor.execute(CLI_STRATEGY, action)
+    return result.state == "confirmed", f"{result.state}: {result.detail}".rstrip(": ")
+
+
+def stop_entries(engine: Engine, journal: PauseStore, *, at: datetime) -> str:
+    """Pause every running strategy (journaled: it outlives a restart); one line.
+
+    Nothing new is started; what is already placed with the provider stays (cancel it).
+    """
+    running = sorted(engine.strategies)
+    if not running:
+        return "no strategy runs: nothing to stop"
+    newly = [n for n in running if n not in engine.paused]
+    for name in running:
+        apply_pause(engine, journal, name, True, at=at)
+    line = "entries stopped: " + (f"paused {', '.join(newly)}" if newly else "all were paused")
+    already = [n for n in running if n not in newly]
+    if newly and already:
+        line += f" (already paused: {', '.join(already)})"
+    return line + "; placed orders stay open; resume each strategy to trade again"
+
+
+def reconcile_line(resolutions: Sequence[Resolution]) -> str:
+    """One line: how many intents a reconciler run settled, by outcome."""
+    if not resolutions:
+        return "reconciled: nothing to settle"
+    counts: dict[str, int] = {}
+    for resolution in resolutions:
+        counts[resolution.state] = counts.get(resolution.state, 0) + 1
+    parts = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+    return f"reconciled {len(resolutions)} intent{'s' if len(resolutions) != 1 else ''}: {parts}"
 
 
 async def wait_for_command(
