@@ -19,6 +19,9 @@ class DisplaySettings(Section):
     comes first here (by symbol, case-insensitively, or by coin type or address). A pair of
     which neither token is listed is quoted in the token whose symbol sorts first
     (`bot.price_view`)."""
+    summary_every_seconds: int = Field(default=3600, ge=0, le=366 * 86_400)
+    """`bot run` prints a one-line summary per strategy (invested, received, average entry
+    vs market, value, P&L) this often, in seconds of the market clock; 0: never."""
 
     @field_validator("price_quote")
     @classmethod

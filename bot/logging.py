@@ -4,7 +4,8 @@
 replaces every registered secret (API key, private key in hex, AIP-80 and base64 forms)
 and anything shaped like an AIP-80 private key with `[REDACTED]`, in every string of the
 event, including rendered exception traces. Standard-library logging (httpx, uvicorn) goes
-through the same chain. `configure_logging` is called once, by the CLI.
+through the same chain. `configure_logging` is called by the CLI (`bot run` calls it
+again with `running_log_level`: one output format at a time).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ __all__ = [
     "redact",
     "register_secret",
     "register_url_secrets",
+    "running_log_level",
     "secret_variants",
     "url_secrets",
 ]
@@ -275,6 +277,19 @@ def configure_logging(
     for noisy in ("httpx", "httpcore", "apscheduler", "alembic"):
         logging.getLogger(noisy).setLevel(max(numeric, logging.WARNING))
     return redactor
+
+
+def running_log_level(fmt: str, level: str) -> str:
+    """The log level of the running bot (`bot run`, `bot once`): one format, never both.
+
+    With the console format the person watching reads the reporter's lines (what
+    happened, in words and numbers) on stdout; the structured log on stderr then only
+    says warnings and errors, unless `level` is `debug` (everything). With JSON the
+    structured log is the only output (the reporter prints nothing): `level` as given.
+    """
+    if fmt == "json" or level == "debug":
+        return level
+    return level if level in ("warning", "error") else "warning"
 
 
 def get_logger(name: str | None = None, **bound: Any) -> Any:

@@ -2,7 +2,11 @@
 
 The daemon and `bot once` print nothing themselves: they hand lines to a `Reporter` (the
 command line's prints them on stdout and stderr; a test keeps them). The lines are made
-here, so every front end shows a tick, an order event or a wait the same way.
+here, so every front end shows a tick, an order event or a wait the same way: in the
+user's terms, with numbers (`demo-dca bought 4.9821 APT for 25 USDC at 5.018 USDC per APT
+(avg entry 5.004, 2 of 6 done)`), never an event's class name. The numbers of fills and
+ended orders are also logged as structured `order.fill` / `order.end` events (at info:
+the JSON log format shows them; the console's level is above).
 """
 
 from __future__ import annotations
@@ -11,11 +15,24 @@ from typing import Protocol
 
 from bot.engine.brokers import describe
 from bot.engine.engine import TickReport
-from bot.engine.events import OrderDisappeared, OrderEvent
-from bot.logging import redact
+from bot.engine.events import (
+    FillsRecorded,
+    ForeignOrder,
+    OrderCreated,
+    OrderDisappeared,
+    OrderEvent,
+    OrderPartiallyFilled,
+    OrderReappeared,
+    OrderStatusChanged,
+    UnknownStatus,
+)
+from bot.logging import get_logger, redact
+from bot.ops.fill_news import FillNews, FillNewsReader, OrderEnd, order_label, short_id
 from bot.price_view import PriceConvention
 
-__all__ = ["Reporter", "order_event_line", "report_lines", "running_line"]
+__all__ = ["Reporter", "order_event_lines", "report_lines", "running_line"]
+
+_log = get_logger("reporter")
 
 
 class Reporter(Protocol):
@@ -52,13 +69,62 @@ def report_lines(report: TickReport, convention: PriceConvention | None = None) 
     return [redact(line) for line in lines]
 
 
-def order_event_line(event: OrderEvent) -> str:
-    """One order event (a disappeared order says what the journal now holds, and why)."""
-    line = f"order {event.order_id[:12]} ({event.kind}): {type(event).__name__}"
+def order_event_lines(event: OrderEvent, news: FillNewsReader | None = None) -> list[str]:
+    """What one order event means, in words and numbers (none: nothing worth a line).
+
+    New fills: what was paid and got, at what price, the strategy's average entry and
+    how far the order has come; an order that ended: what it spent, got and gave back;
+    a disappeared order: what the journal now holds, and why. `news` reads the numbers
+    from the journal (None: words only). A partial fill says nothing of its own: its
+    fills' line says it.
+    """
+    found = news.news(event) if news is not None else None
+    if isinstance(found, FillNews):
+        _log.info("order.fill", **found.fields())
+        return [redact(found.line())]
+    if isinstance(found, OrderEnd):
+        _log.info(
+            "order.end",
+            order_kind=found.kind,
+            order_id=found.order_id,
+            how=found.how,
+            **found.fields(),
+        )
+        return [redact(found.line())]
+    if isinstance(event, FillsRecorded | OrderPartiallyFilled):
+        return []  # no traded fill (a refund record) or the numbers are unknown: the
+        # status event that comes with it says what happened
+    owner = _owner(event, news)
+    head = f"{owner}{order_label(event.kind)} order {short_id(event.order_id)}"
     if isinstance(event, OrderDisappeared):
         why = event.reason or "the provider no longer lists it; kept as live"
-        line += f" (was {event.last_status}, now {event.status}: {why})"
-    return line
+        line = f"{head} disappeared (was {event.last_status}, now {event.status}: {why})"
+    elif isinstance(event, ForeignOrder):
+        line = f"{head} listed for this wallet belongs to {short_id(event.listed_for)}: ignored"
+    elif isinstance(event, OrderCreated):
+        line = f"{head} is live"
+    elif isinstance(event, OrderReappeared):
+        line = f"{head} is listed again ({event.to_status})"
+    elif isinstance(event, UnknownStatus):
+        line = f"{head}: status {event.to_status!r}, unknown to the bot (recorded)"
+    elif isinstance(event, OrderStatusChanged):
+        line = f"{head} {event.to_status}" + (
+            f" (was {event.from_status})" if event.from_status else ""
+        )
+    else:
+        line = f"{head}: {type(event).__name__}"
+    return [redact(line)]
+
+
+def _owner(event: OrderEvent, news: FillNewsReader | None) -> str:
+    """`strategy: ` of the order's owner, when the journal names one."""
+    if news is None or isinstance(event, ForeignOrder):
+        return ""
+    try:
+        view = news.journal.order(event.kind, event.order_id)
+    except Exception:  # words without the owner rather than no line
+        return ""
+    return f"{view.strategy}: " if view is not None and view.strategy else ""
 
 
 def running_line(strategies: int, wallet: str | None, mode: str, *, dry_run: bool) -> str:

@@ -4,7 +4,9 @@ A paper world embedded in the process on an accelerated clock (an hour of market
 seconds), a wallet key created once in `data/` and funded by the paper faucet, two
 built-in strategies (a recurring DCA and a limit ladder), a journal of its own, and the
 world kept in `data/paper-demo-world.pickle` (saved on exit and every
-`[paper].snapshot_seconds`) so the next run continues where this one stopped.
+`[paper].snapshot_seconds`) so the next run continues where this one stopped. Prices are
+recorded every market hour, so the summary every 6 market hours (36 s) shows what
+the position is worth and its average entry against the market.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ __all__ = ["DEMO_DIR", "demo_settings"]
 DEMO_DIR = Path("data")
 DEMO_FUNDS = (("USDC", Decimal(10_000)), ("APT", Decimal(100)))
 """What the paper faucet gives the demo wallet on the first run."""
+DEMO_SUMMARY_SECONDS = 6 * 3600
+"""The demo's summary interval in market seconds (36 real seconds at the demo's speed)."""
 
 
 def demo_settings(base: Settings, directory: Path = DEMO_DIR) -> Settings:
@@ -78,6 +82,10 @@ def demo_settings(base: Settings, directory: Path = DEMO_DIR) -> Settings:
         ),
     ]
     scheduler = base.scheduler.model_copy(update={"tracker_interval_seconds": 300})
+    record = base.record.model_copy(
+        update={"enabled": True, "every_seconds": 3600, "to_journal": True, "out": None}
+    )
+    display = base.display.model_copy(update={"summary_every_seconds": DEMO_SUMMARY_SECONDS})
     return base.model_copy(
         update={
             "mode": "paper",
@@ -85,6 +93,8 @@ def demo_settings(base: Settings, directory: Path = DEMO_DIR) -> Settings:
             "wallet": WalletSettings(key_file=key_file),
             "journal": JournalSettings(url=f"sqlite:///{directory / 'paper-demo.db'}"),
             "scheduler": scheduler,
+            "record": record,
+            "display": display,
             "strategies": strategies,
         }
     )

@@ -3,6 +3,12 @@
 `bot run` is the product. The application behind both verbs lives in `bot.app` (the
 engine and jobs: `bot.app.build`; the daemon: `bot.app.daemon` and `daemon_start`); this
 module parses the options and prints what the application reports.
+
+One output format at a time (`[log].format`, `--log-format`): with `console`, the
+reporter's lines on stdout (what happened, in numbers) and the structured log on stderr
+only for warnings and errors (everything at `[log].level = "debug"`); with `json`, `bot
+run` writes the JSON log only, its lines as `console` events (`running_log_level`).
+`bot once` prints its lines (the command's output) in either format.
 """
 
 from __future__ import annotations
@@ -15,20 +21,44 @@ import typer
 from bot.api import ApiError
 from bot.chain import ChainError
 from bot.cli.common import EXIT_FAILURE, EXIT_USAGE, config_path, fail, load_or_exit, state
+from bot.config import Settings
+from bot.logging import configure_logging, get_logger, running_log_level
 
 __all__ = ["ConsoleReporter", "once", "run"]
 
 
 class ConsoleReporter:
-    """The application's lines on the console: what happens on stdout, problems on stderr."""
+    """The application's lines on the console: what happens on stdout, problems on stderr.
+
+    `json=True` (the JSON log format): nothing on stdout; each line is a `console` event
+    of the JSON log (`text`; a problem at level warning), beside the structured events
+    with the exact numbers (`action`, `order.fill`, `order.end`, `strategy.summary`).
+    """
+
+    def __init__(self, *, json: bool = False) -> None:
+        self.json = json
 
     def say(self, line: str) -> None:
-        """Print `line` on stdout."""
-        typer.echo(line)
+        """Print `line` on stdout (JSON format: a `console` event of the log)."""
+        if self.json:
+            get_logger().info("console", text=line)
+        else:
+            typer.echo(line)
 
     def warn(self, line: str) -> None:
-        """Print `line` on stderr."""
-        typer.echo(line, err=True)
+        """Print `line` on stderr (JSON format: a `console` warning of the log)."""
+        if self.json:
+            get_logger().warning("console", text=line)
+        else:
+            typer.echo(line, err=True)
+
+
+def _one_format(ctx: typer.Context, settings: Settings) -> bool:
+    """Set the running bot's log level for its format; True for the JSON format."""
+    json = (state(ctx).log_format or settings.log.format) == "json"
+    level = running_log_level("json" if json else "console", settings.log.level)
+    configure_logging(fmt="json" if json else "console", level=level)
+    return json
 
 
 def once(
@@ -42,6 +72,7 @@ def once(
     from bot.app.reporter import report_lines
 
     settings = load_or_exit(ctx)
+    _one_format(ctx, settings)  # its lines are the command's output, in either format
     try:
         reports, engine = asyncio.run(tick_once(settings, dry_run=dry_run))
     except (ApiError, ChainError) as exc:  # the provider or node unreachable at start-up
@@ -73,6 +104,7 @@ def run(
             settings = settings.model_copy(update={"mode": "paper"})
     if not settings.strategies:
         fail("no [[strategies]] configured (see config.example.toml)", EXIT_USAGE)
+    json = _one_format(ctx, settings)
     from bot.app.daemon_start import run_daemon
 
     asyncio.run(
@@ -81,6 +113,6 @@ def run(
             dry_run=dry_run,
             config_file=config_path(state(ctx)),
             force_paper=paper,
-            reporter=ConsoleReporter(),
+            reporter=ConsoleReporter(json=json),
         )
     )

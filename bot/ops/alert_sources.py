@@ -1,11 +1,15 @@
 """What the daemon sees, turned into alerts.
 
 The daemon calls these hooks; each decides whether an alert is due and emits it through
-the `Alerter` (which never blocks). No hook raises. Conditions that persist are reported
-once, not at every tick: a strategy's same error again within an hour, the same risk cap
-of the same strategy within an hour, a strategy stuck once until it makes progress again,
-low APT until it recovers (or every six hours while it stays low), a polling outage once
-until a poll succeeds again.
+the `Alerter` (which never blocks). No hook raises. Order alerts carry numbers: a new fill
+(`fill`) its amounts, its price and the strategy's average entry after it; an
+ended order (`order_filled`, `order_expired`, `order_cancelled`) what it spent, got and
+gave back (`bot.ops.fill_news`, read once per event with the console's line).
+
+Conditions that persist are reported once, not at every tick: a strategy's same error
+again within an hour, the same risk cap of the same strategy within an hour, a strategy
+stuck once until it makes progress again, low APT until it recovers (or every six hours
+while it stays low), a polling outage once until a poll succeeds again.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from bot.domain import CAP_RULES
 from bot.engine.actions import describe
 from bot.engine.engine import TickReport
 from bot.engine.events import (
+    FillsRecorded,
     ForeignOrder,
     OrderCancelled,
     OrderEvent,
@@ -32,6 +37,7 @@ from bot.journal import OrderView
 from bot.logging import get_logger
 from bot.money import format_decimal
 from bot.ops.alert_channels import iso_utc
+from bot.ops.fill_news import FillNews, FillNewsReader, OrderEnd, short_id
 from bot.price_view import PriceConvention
 
 __all__ = [
@@ -41,6 +47,7 @@ __all__ = [
     "AlertSink",
     "AlertSources",
     "OrderLookup",
+    "short_id",
 ]
 
 REPEAT_AFTER: Final = timedelta(hours=1)
@@ -81,17 +88,13 @@ class OrderLookup(Protocol):
         ...
 
 
-def short_id(order_id: str) -> str:
-    """`0xab12cd34…` for a long id; short ids as they are."""
-    return order_id if len(order_id) <= 12 else order_id[:10] + "…"
-
-
 class AlertSources:
     """Turns order events, tick reports and heartbeat readings into alerts.
 
     `orders` (optional, e.g. the journal) adds the owning strategy and the amounts to
-    order alerts. `expect_polls=False` (a dry run has no order tracker) turns the
-    no-poll check off.
+    order alerts; `news` (optional) the numbers of fills (`fill` alerts, sent only with
+    it) and of ended orders. `expect_polls=False` (a dry run has no order tracker) turns
+    the no-poll check off.
     """
 
     def __init__(
@@ -102,8 +105,10 @@ class AlertSources:
         orders: OrderLookup | None = None,
         expect_polls: bool = True,
         convention: PriceConvention | None = None,
+        news: FillNewsReader | None = None,
     ) -> None:
         self.convention = convention
+        self.news = news
         self.alerter = alerter
         self.settings = settings
         self.orders = orders
@@ -137,6 +142,9 @@ class AlertSources:
                 listed_for=event.listed_for,
             )
             return
+        if isinstance(event, FillsRecorded):
+            self._fill(event)
+            return
         found = next(((k, v) for cls, k, v in _ORDER_ALERTS if isinstance(event, cls)), None)
         if found is None:
             return
@@ -150,7 +158,20 @@ class AlertSources:
         if view is not None:
             owner = f" of {view.strategy}" if view.strategy else ""
             fields |= _order_fields(view)
-        self.alerter.emit(kind, f"{label} order {short_id(event.order_id)}{owner} {verb}", **fields)
+        text = f"{label} order {short_id(event.order_id)}{owner} {verb}"
+        end = self.news.news(event) if self.news is not None else None
+        if isinstance(end, OrderEnd):
+            text = end.line()
+            fields |= end.fields()
+        self.alerter.emit(kind, text, **fields)
+
+    def _fill(self, event: FillsRecorded) -> None:
+        """New fills that traded: amounts, price, the strategy's average entry, progress."""
+        if self.news is None or not self.alerter.wants("fill"):
+            return
+        news = self.news.news(event)
+        if isinstance(news, FillNews):
+            self.alerter.emit("fill", news.line(), **news.fields())
 
     # --- tick reports ---------------------------------------------------------------------
 

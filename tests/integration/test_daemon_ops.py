@@ -223,7 +223,9 @@ def test_systemd_hears_ready_status_watchdog_in_order_then_stopping(
     assert stopping > ready and "WATCHDOG=1" not in texts[stopping:]
     assert texts[-1].startswith("STATUS=stopped")
     assert setup.status()["state"] == "stopped"
-    assert (setup.folder / "out.txt").read_text().splitlines()[-1] == "bot stopped"
+    # JSON logs: nothing on stdout, the console's lines are `console` events of the log.
+    assert (setup.folder / "out.txt").read_text() == ""
+    assert log_events(setup, "console")[-1]["text"] == "bot stopped"
 
 
 def test_watchdog_goes_quiet_while_the_loop_is_blocked_or_a_job_hangs(

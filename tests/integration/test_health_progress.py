@@ -77,7 +77,7 @@ def test_a_stuck_strategy_degrades_the_daemon_and_a_pause_silences_it(folder: Pa
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=clean_env(),
+        env=clean_env(BOT_LOG__LEVEL="debug"),  # the console format logs info only at debug
         cwd=folder,
     )
     try:

@@ -30,7 +30,7 @@ from tests.support.cli import clean_env, run_bot
 from tests.support.user_folder import HOURLY_DCA, new_user_folder, wait_for
 
 SPEED = 600  # an hour of market every 6 s: a two-slice hourly DCA ends in about 6 s
-DISAPPEARED = "OrderDisappeared"
+DISAPPEARED = " disappeared (was "
 
 
 @dataclass
@@ -107,7 +107,7 @@ def test_a_restarted_paper_daemon_goes_on_trading(folder: Folder) -> None:
     wait_for(lambda: bool(set(active(folder)) - known), "a DCA made by the second run")
     out2, err2 = folder.stop(second, "second")
     assert DISAPPEARED not in out2 and "order_disappeared" not in err2
-    assert f"order {left_active[:12]} (dca): OrderFilled" in out2
+    assert f"dca: DCA order {left_active[:10]}… filled: " in out2
     assert "dca: create DCA" in out2
 
     listed = folder.bot("orders")
@@ -140,7 +140,7 @@ def test_a_world_that_lost_the_journals_orders_closes_them_once(folder: Folder) 
 
     lines = [line for line in out.splitlines() if DISAPPEARED in line]
     assert lines == [
-        f"order {gone[:12]} (dca): OrderDisappeared (was active, now lost: unknown to the "
+        f"dca: DCA order {gone[:10]}… disappeared (was active, now lost: unknown to the "
         "embedded paper world (its snapshot was deleted or replaced, or saved before the "
         "order was made))"
     ]
@@ -177,7 +177,7 @@ def test_a_kill_9_loses_at_most_the_last_save_window(folder: Folder) -> None:
     out, _err = folder.stop(second, "second")
     statuses = {o.order_id: o.status for o in folder.orders()}
     assert statuses[order_id] in ("active", "filled")  # kept by the world: never lost
-    assert f"order {order_id[:12]} (dca): {DISAPPEARED}" not in out
+    assert f"DCA order {order_id[:10]}…{DISAPPEARED}" not in out
     # Only an order made in the last second before the kill can be unknown to the world,
     # and it is reported once.
     reported = [line for line in out.splitlines() if DISAPPEARED in line]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -335,8 +336,19 @@ QUOTED = "once, an error quoting credentials"
 def test_the_session_really_used_the_secrets(session: Session) -> None:
     run_out = session.outputs["run stdout"].decode()
     assert session.codes["run"] == 0, session.outputs["run stderr"][-2000:]
-    assert "leak-dca: create DCA" in run_out and "→ confirmed" in run_out  # key + API key
-    assert "refused before signing" in run_out  # the hostile swap met the signer
+    # With JSON logs `bot run` says what it did in its JSON log only (stdout stays empty).
+    assert run_out == ""
+    run_err = session.outputs["run stderr"].decode().splitlines()
+    records = [json.loads(line) for line in run_err if line.startswith("{")]
+    actions = [r for r in records if r.get("event") == "action"]
+    assert any(  # key + API key
+        r["strategy"] == "leak-dca"
+        and r["action"].startswith("create DCA")
+        and r["state"] == "confirmed"
+        for r in actions
+    ), actions
+    # The hostile swap met the signer.
+    assert any("refused before signing" in (r.get("detail") or "") for r in actions), actions
     with sqlite3.connect(session.folder / "bot.db") as db:
         signed = db.execute("SELECT count(*) FROM transactions").fetchone()[0]
     assert signed >= 1

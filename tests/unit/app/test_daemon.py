@@ -174,6 +174,7 @@ async def test_live_jobs_are_wired_to_the_engine_and_report_to_the_reporter(
             "reconcile",
             "record-retention",
             "record",
+            "summary",
             PULSE_JOB,
         ]
         assert parse_utc(daemon.snapshot().strategies["a"].next_tick or "") == start
@@ -184,7 +185,8 @@ async def test_live_jobs_are_wired_to_the_engine_and_report_to_the_reporter(
         [order] = runtime.journal.orders()
         assert order.strategy == "a" and order.kind == "dca"
         # The first tick placed the DCA: said once, through the reporter, nothing printed.
-        assert [line for line in rig.lines.said if line.startswith("a: ")] == [
+        ticks = [line for line in rig.lines.said if not line.startswith("a: invested")]
+        assert [line for line in ticks if line.startswith("a: ")] == [
             line for line in rig.lines.said[:1]
         ]
         assert "→ confirmed" in rig.lines.said[0], rig.lines.said
