@@ -48,6 +48,7 @@ __all__ = [
     "ApiSettings",
     "ChainSettings",
     "ConfigError",
+    "ConsoleSettings",
     "DaemonSettings",
     "DisplaySettings",
     "JournalSettings",
@@ -81,6 +82,7 @@ PRICE_CREDIT: Final = "Prices by Panora"
 
 ALERT_EVENT_NAMES: Final = frozenset(
     {
+        "fill",
         "order_filled",
         "order_expired",
         "order_cancelled",
@@ -315,6 +317,24 @@ class AlertSettings(_Section):
     """Alert when the wallet holds less APT than this (for gas)."""
     no_poll_minutes: int = Field(default=15, ge=1)
     """Alert when no order poll has succeeded for this long."""
+    control_enabled: bool = False
+    """Answer commands (`/status`, `/pause`…) from Telegram (`bot.ops.telegram_control`)."""
+    control_chat_ids: list[str] = Field(default_factory=list)
+    """The chats allowed to command the bot; empty: `telegram_chat_id` only."""
+    control_poll_seconds: int = Field(default=30, ge=1, le=50)
+    """The long poll's wait for new messages (`getUpdates` timeout)."""
+    control_confirm_seconds: int = Field(default=60, ge=5, le=3600)
+    """How long a control's confirmation button can be tapped."""
+
+    @field_validator("control_chat_ids")
+    @classmethod
+    def _chat_ids(cls, value: list[str]) -> list[str]:
+        ids = [v.strip() for v in value]
+        digits = [v.removeprefix("-") for v in ids]
+        bad = [v for v, d in zip(ids, digits, strict=True) if not (d.isascii() and d.isdigit())]
+        if bad:
+            raise ValueError(f"chat id {bad[0]!r} is not a number")
+        return ids
 
     @field_validator("telegram_api_url")
     @classmethod
@@ -339,6 +359,8 @@ class AlertSettings(_Section):
         token = self.telegram_bot_token is not None or self.telegram_bot_token_file is not None
         if token != bool(self.telegram_chat_id):
             raise ValueError("telegram needs telegram_bot_token (or _file) and telegram_chat_id")
+        if self.control_enabled and not token:
+            raise ValueError("control_enabled needs telegram_bot_token (or _file)")
         return self
 
 
@@ -388,6 +410,30 @@ class StrategyEntry(_Section):
     """Most this strategy may spend per UTC day, by token (counted from the journal)."""
 
 
+class ConsoleSettings(_Section):
+    """`[console]`: the operator's REST API served by the daemon (docs/console.md)."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    """Where it listens; anything but loopback needs a token (refused at start without)."""
+    port: int = Field(default=8787, ge=1, le=65535)
+    token: SecretStr | None = None
+    """The bearer token, from `BOT_CONSOLE__TOKEN` (never the config file) or `token_file`;
+    neither on loopback: a fresh one per start, written 0600 beside the journal."""
+    token_file: Path | None = None
+
+    @model_validator(mode="after")
+    def _token_beyond_loopback(self) -> ConsoleSettings:
+        from bot.console.hosts import is_loopback
+
+        tokenless = self.token is None and self.token_file is None
+        if self.enabled and tokenless and not is_loopback(self.host):
+            raise ValueError(
+                f"host {self.host!r} is not loopback: set token_file or BOT_CONSOLE__TOKEN"
+            )
+        return self
+
+
 class AccountingSettings(_Section):
     """`[accounting]`: how `bot report` counts (docs/accounting.md)."""
 
@@ -430,6 +476,7 @@ class Settings(BaseSettings):
     record: RecordSettings = Field(default_factory=RecordSettings)
     display: DisplaySettings = Field(default_factory=DisplaySettings)
     accounting: AccountingSettings = Field(default_factory=AccountingSettings)
+    console: ConsoleSettings = Field(default_factory=ConsoleSettings)
     strategies: list[StrategyEntry] = Field(default_factory=list)
 
     @field_validator("strategies")
@@ -518,6 +565,7 @@ SECRET_FILE_KEYS: Final = {
     ("wallet", "private_key"): "key_file",
     ("alerts", "webhook_url"): "webhook_url_file",
     ("alerts", "telegram_bot_token"): "telegram_bot_token_file",
+    ("console", "token"): "token_file",
 }
 """Every secret setting (a `SecretStr`) and the setting naming the 0600 file that holds it.
 

@@ -38,8 +38,10 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.app.build import STRATEGY_JOB_PREFIX, risk_checker, strategy_job, trading_jobs
 from bot.app.record_jobs import daemon_record_jobs
-from bot.app.reporter import Reporter, order_event_line, report_lines, running_line
+from bot.app.reporter import Reporter, order_event_lines, report_lines, running_line
 from bot.app.runtime import Runtime, chain_settings
+from bot.app.summaries import daemon_summary_jobs
+from bot.app.telegram_desk import ControlTask
 from bot.chain import SignerPolicy
 from bot.chain.errors import ChainError, ForeignSigner
 from bot.clock import AcceleratedClock, RealClock, SteppedClock, clock_kind
@@ -56,6 +58,7 @@ from bot.logging import get_logger
 from bot.ops.alert_sources import AlertSources
 from bot.ops.alerts import Alerter, build_alerter
 from bot.ops.bad_weather import first_line
+from bot.ops.fill_news import FillNewsReader
 from bot.ops.heartbeat import (
     DaemonFacts,
     apt_balance,
@@ -137,6 +140,8 @@ class Daemon:
             None if dry_run else status_path(settings.journal.url, settings.daemon.status_file)
         )
         self.alerter: Alerter = build_alerter(settings.alerts, runtime.clock)
+        self.news = FillNewsReader(runtime.journal, engine.convention)
+        """An order event's numbers, read once for the console and the alerts."""
         self.sources = self._alert_sources(self.alerter, settings)
         self.jobs: _JobSet | None = None
         self.state = "starting"
@@ -150,6 +155,10 @@ class Daemon:
         self._stuck_seen: dict[str, str] = {}
         if runtime.signer is not None:
             runtime.signer.pause_listeners.append(self.on_foreign_signer)
+        self.control = ControlTask(self)
+        self.hangups: asyncio.Queue[None] | None = None
+        """Where `serve` takes reloads from (SIGHUP, a queued `reload` command)."""
+        """The Telegram control's poller (`[alerts].control_enabled`), its own task."""
 
     # --- jobs --------------------------------------------------------------------------
 
@@ -181,6 +190,7 @@ class Daemon:
             orders=self.runtime.journal,
             expect_polls=not self.dry_run,
             convention=self.engine.convention,
+            news=self.news,
         )
 
     def on_report(self, report: TickReport) -> None:
@@ -222,8 +232,13 @@ class Daemon:
     def build_jobs(self) -> list[Job]:
         """Every job of the daemon, first fires from now."""
         settings, runtime = self.settings, self.runtime
-        jobs = trading_jobs(self.engine, settings, runtime, self.dry_run, self.on_report)
+        jobs = trading_jobs(
+            self.engine, settings, runtime, self.dry_run, self.on_report, self.request_reload
+        )
         jobs += daemon_record_jobs(settings, runtime, runtime.clock.now())
+        if not self.dry_run:  # a dry run trades nothing to sum up
+            now, say = runtime.clock.now(), self.reporter.say
+            jobs += daemon_summary_jobs(settings, runtime.journal, self.engine, say, now)
         return [*map(self._wrapped, jobs), self._pulse_job(runtime.clock.now())]
 
     # --- a foreign signer ----------------------------------------------------------------
@@ -323,7 +338,8 @@ class Daemon:
         """
         if isinstance(event, OrderDisappeared):
             self.monitor.order_disappeared(event.kind, event.order_id, event.status)
-        self.reporter.say(order_event_line(event))
+        for line in order_event_lines(event, self.news):
+            self.reporter.say(line)
         self.sources.on_order_event(event)
         if isinstance(event, OrderDisappeared):
             self.publish()  # `bot status` says degraded now, not at the next heartbeat
@@ -432,6 +448,7 @@ class Daemon:
             await alerter.start()
             self.sources = self._alert_sources(alerter, plan.settings)
             await previous.aclose()
+            await self.control.restart()
         self.facts.reloaded_at = self.wall.now()
 
     # --- the run -----------------------------------------------------------------------
@@ -449,9 +466,20 @@ class Daemon:
         await self.engine.start()
         return self.build_jobs()
 
+    def request_reload(self) -> str:
+        """Ask for a reload as SIGHUP does (a queued `reload` command); the line to record.
+
+        Only asks: the reload waits for running jobs, and the command job is one of them.
+        """
+        if self.hangups is None:
+            return "not reloaded: the daemon is not serving"
+        self.hangups.put_nowait(None)
+        return "reload requested (as SIGHUP); its outcome is in the log"
+
     async def serve(self, stop: asyncio.Event, hangups: asyncio.Queue[None]) -> None:
         """Run until `stop` is set; each item put on `hangups` is a reload."""
         runtime = self.runtime
+        self.hangups = hangups
         jobs = await self.start()
         driver_task = None
         scheduler = None
@@ -478,6 +506,7 @@ class Daemon:
         if interval is not None:
             tasks.append(asyncio.create_task(send_watchdog(self.notifier, self.monitor, interval)))
         tasks.append(asyncio.create_task(self._reloads(hangups)))
+        self.control.start()  # Telegram down or slow: its own task, never in a job's way
         try:
             await stop.wait()
         finally:
@@ -492,6 +521,7 @@ class Daemon:
                 await asyncio.gather(driver_task, return_exceptions=True)
             if scheduler is not None:
                 scheduler.shutdown(wait=True)
+            await self.control.stop()
             await self.engine.stop()
             self.sources.on_daemon("stopped")
             await self.alerter.aclose()

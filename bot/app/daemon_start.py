@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.app.build import build_engine
 from bot.app.daemon import Daemon
@@ -27,9 +28,39 @@ from bot.engine.pauses import paused_strategies
 from bot.engine.reconcile import Reconciler
 from bot.ops.bad_weather import early_reporter, until_reachable
 from bot.ops.notify import Notifier
-from bot.ops.status_file import status_path
+from bot.ops.status_file import read_status, status_path
+
+if TYPE_CHECKING:
+    from bot.console import ConsoleServer
 
 __all__ = ["run_daemon"]
+
+
+async def _console(daemon: Daemon, *, dry_run: bool) -> ConsoleServer | None:
+    """The operator's console of `[console]` (docs/console.md), or None when it is off.
+
+    A dry run serves none: its controls would land in the live daemon's queue.
+
+    Raises:
+        SetupError: no usable token, or the address cannot be bound.
+    """
+    if not daemon.settings.console.enabled or dry_run:
+        return None
+    from bot.console import ConsoleSetupError, serve_console
+
+    path = daemon.status_file
+    try:
+        server = await serve_console(
+            daemon.settings,
+            settings_now=lambda: daemon.settings,
+            status=lambda: None if path is None else read_status(path),
+            clock=daemon.wall,
+            quote_of=daemon.engine.convention.quote_of,
+        )
+    except ConsoleSetupError as exc:
+        raise SetupError(str(exc)) from None
+    daemon.reporter.say(f"console on {server.url} (docs/console.md)")
+    return server
 
 
 async def _drain(
@@ -111,8 +142,10 @@ async def run_daemon(
             if lock is not None:
                 lock.release()
             raise SetupError(str(exc)) from exc
+        console = None
         try:
             daemon.publish("starting")
+            console = await _console(daemon, dry_run=dry_run)
             if not dry_run:
                 notifier.status("starting: reconciling the journal")
                 reconciler = Reconciler(
@@ -137,6 +170,8 @@ async def run_daemon(
                 daemon.degraded = None
             await daemon.serve(stop, hangups)
         finally:
+            if console is not None:
+                await console.stop()
             if not dry_run:  # a dry run may run beside the daemon: its world is its own
                 runtime.save_world()
             daemon.publish("stopped")

@@ -35,7 +35,18 @@ from bot.config import Settings, StrategyEntry
 
 __all__ = ["RESTART_SECTIONS", "ReloadGate", "ReloadPlan", "ReloadRefused", "plan_reload"]
 
-RESTART_SECTIONS: Final = ("mode", "api", "chain", "wallet", "journal", "paper", "log", "record")
+RESTART_SECTIONS: Final = (
+    "mode",
+    "api",
+    "chain",
+    "wallet",
+    "journal",
+    "paper",
+    "log",
+    "record",
+    "console",
+    "display",
+)
 _LIVE_SCHEDULER_KEYS: Final = frozenset(
     {"strategy_dirs", "strategy_timeout_seconds", "allow_no_strategies"}
 )

@@ -195,6 +195,7 @@ SECRETS = [  # (section, key, line in the file, environment variable, file setti
         "BOT_ALERTS__TELEGRAM_BOT_TOKEN",
         "telegram_bot_token_file",
     ),
+    ("console", "token", f'token = "{SECRET}"', "BOT_CONSOLE__TOKEN", "token_file"),
 ]
 
 

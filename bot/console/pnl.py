@@ -1,0 +1,96 @@
+"""`/api/v1/pnl`: the accounting's P&L per strategy and per wallet, exact.
+
+The trades and prices come from the journal through `bot.app.report.load_records` (the
+loader `bot report` uses); each strategy is accounted on its own lots
+(`bot.accounting.by_strategy`), each wallet on all its strategies' lots together
+(`by_wallet`). The shape of a summary is `bot.app.report.summary_data`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.accounting import BucketPeriod, CostMethod, Pair, Trade, by_strategy, by_wallet
+from bot.accounting import main_pair as accounting_main_pair
+from bot.app.report import load_records, summary_data
+from bot.console.models import PnlAnswer, PnlSummaryModel
+from bot.journal import Journal
+
+__all__ = ["PnlQuery", "pnl_answer"]
+
+
+@dataclass(frozen=True)
+class PnlQuery:
+    """The window [start, end], the buckets, and how to count (`[accounting]`)."""
+
+    start: datetime | None
+    end: datetime | None
+    period: BucketPeriod | None
+    zone: str
+    method: CostMethod
+
+
+def pnl_answer(
+    journal: Journal, query: PnlQuery, quote_of: Callable[[str, str], str] | None
+) -> PnlAnswer:
+    """P&L of every strategy and wallet with trades in the window (blocking: a thread)."""
+    loaded = load_records(journal, None)
+    trades, book, latest = loaded.trades, loaded.book, loaded.latest
+    valued_at = query.end if query.end is not None else latest
+    strategies: list[PnlSummaryModel] = []
+    wallets: list[PnlSummaryModel] = []
+    if valued_at is not None:
+        per_strategy = by_strategy(
+            trades,
+            book,
+            valued_at=valued_at,
+            method=query.method,
+            period=query.period,
+            zone=query.zone,
+            pair_of=lambda group: _pair(group, quote_of),
+            start=query.start,
+            end=query.end,
+            gas=loaded.gas,
+        )
+        per_wallet = by_wallet(
+            trades,
+            book,
+            valued_at=valued_at,
+            method=query.method,
+            period=query.period,
+            zone=query.zone,
+            start=query.start,
+            end=query.end,
+            gas=loaded.gas,
+        )
+        strategies = [
+            PnlSummaryModel.model_validate(summary_data(s))
+            for s in per_strategy.values()
+            if s.totals.trades > 0
+        ]
+        wallets = [
+            PnlSummaryModel.model_validate(summary_data(s))
+            for s in per_wallet.values()
+            if s.totals.trades > 0
+        ]
+    return PnlAnswer(
+        start=query.start,
+        end=query.end,
+        by=None if query.period is None else str(query.period),
+        time_zone=query.zone,
+        cost_basis=str(query.method),
+        valued_at=valued_at,
+        strategies=strategies,
+        wallets=wallets,
+    )
+
+
+def _pair(trades: list[Trade], quote_of: Callable[[str, str], str] | None) -> Pair | None:
+    """The pair `trades` trade most, its quote chosen by `quote_of` (as `bot report`)."""
+    pair = accounting_main_pair(trades)
+    if pair is None or quote_of is None:
+        return pair
+    quote = quote_of(pair.base, pair.quote)
+    return pair if quote == pair.quote else Pair(base=pair.quote, quote=pair.base)
