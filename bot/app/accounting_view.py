@@ -145,7 +145,8 @@ def summary_rows(
         rows.append(("in open orders", locked_text(locked, prices)))
     rows.append((f"realised P&L ({summary.method.upper()})", usd(totals.realised_usd)))
     rows.append(("unrealised P&L", usd(summary.unrealised_usd)))
-    rows.append(("total P&L", usd(summary.pnl_usd)))
+    incomplete = " (incomplete: unvalued trades below)" if summary.unvalued else ""
+    rows.append(("total P&L", usd(summary.pnl_usd) + incomplete))
     fees = "; ".join(f"{kind} {amounts_text(by, prices)}" for kind, by in totals.fees.items())
     rows.append(("fees", f"{fees or 'none'} ({usd(totals.fees_usd)})"))
     gas = format_decimal(Decimal(totals.gas_octas).scaleb(-8))

@@ -83,7 +83,11 @@ def summary_line(summary: Summary, convention: PriceConvention) -> str:
                 shown += f" ({versus.quantize(_CENT, rounding=ROUND_HALF_EVEN):+} %)"
         parts.append(shown)
     parts.append(f"value {_usd(holdings_value(summary))}")
-    parts.append(f"P&L {_usd(summary.pnl_usd, signed=True)} ({summary.method.upper()})")
+    if summary.unvalued:  # their lots cost nothing: a P&L would count them as pure gain
+        count = len(summary.unvalued)
+        parts.append(f"P&L n/a ({count} trade{'s' if count != 1 else ''} without a USD price)")
+    else:
+        parts.append(f"P&L {_usd(summary.pnl_usd, signed=True)} ({summary.method.upper()})")
     return f"{summary.name}: " + "; ".join(parts)
 
 
