@@ -430,10 +430,33 @@ def render(
         rows = [_koinly(r, names) for t in ordered for r in tool_rows(t, prices)]
     else:
         writer.writerow(COINTRACKING_COLUMNS)
-        rows = [_cointracking(r, names) for t in ordered for r in tool_rows(t, prices)]
+        rows = _unique_tx_ids(
+            [_cointracking(r, names) for t in ordered for r in tool_rows(t, prices)]
+        )
     writer.writerows([_inert(cell) for cell in row] for row in rows)
     text = out.getvalue()
     return text.removesuffix("\r\n") if fmt is ExportFormat.COINTRACKING else text
+
+
+def _unique_tx_ids(rows: list[list[str]]) -> list[list[str]]:
+    """The rows with every CoinTracking Tx-ID unique: a repeat gets `~2`, `~3`, … appended.
+
+    CoinTracking skips a row whose Tx-ID it already has, without a word: fills the
+    provider gave no number share their order's ref, and all but the first would vanish
+    from the tax import. Rows are in time order, so a re-export names them the same way.
+    """
+    at = COINTRACKING_COLUMNS.index("Tx-ID")
+    seen: dict[str, int] = {}
+    for row in rows:
+        tx_id = row[at]
+        count = seen.get(tx_id, 0) + 1
+        seen[tx_id] = count
+        if count > 1:
+            row[at] = f"{tx_id}~{count}"
+            while row[at] in seen:  # a ref that itself ends in ~n: never collide
+                row[at] += "~"
+            seen[row[at]] = 1
+    return rows
 
 
 def _inert(cell: str) -> str:
