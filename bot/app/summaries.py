@@ -14,6 +14,7 @@ structured `strategy.summary` event (at info: the JSON log format shows it).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -24,6 +25,8 @@ from apscheduler.triggers.interval import IntervalTrigger
 from bot.accounting import CostMethod, Summary
 from bot.app.report import ReportRequest, build_report, holdings_value
 from bot.engine.scheduling import Job
+from bot.journal import Journal
+from bot.journal.db import sqlite_file
 from bot.logging import get_logger, redact
 from bot.money import format_decimal
 from bot.price_view import MEASURED_DIGITS, PriceConvention, round_significant
@@ -31,7 +34,6 @@ from bot.price_view import MEASURED_DIGITS, PriceConvention, round_significant
 if TYPE_CHECKING:
     from bot.config import Settings
     from bot.engine.engine import Engine
-    from bot.journal import Journal
 
 __all__ = [
     "SUMMARY_JOB",
@@ -106,19 +108,41 @@ class StrategySummaries:
         *,
         method: CostMethod = CostMethod.FIFO,
         zone: str = "UTC",
+        url: str | None = None,
     ) -> None:
         self.journal = journal
+        self.url = url
+        """The journal's URL: `lines_off_loop` reads it in a worker thread, on its own."""
         self.convention = convention
         self.names = names
         self.request = ReportRequest(zone=zone, method=method)
         self._log = get_logger("summary")
 
-    def lines(self) -> list[str]:
-        """One line per running strategy, in name order."""
+    async def lines_off_loop(self) -> list[str]:
+        """`lines`, built in a worker thread on a read-only journal of its own.
+
+        A report over months of fills takes seconds: on the event loop it would hold up
+        the ticks, the order poll and the console. An in-memory journal (tests) cannot
+        be opened twice: it is read here.
+        """
         running = sorted(self.names())
+        if self.url is None or (sqlite_file(self.url) is None and self.url.startswith("sqlite")):
+            return self.lines(running)
+        url = self.url
+
+        def build() -> list[str]:
+            with Journal.open(url, readonly=True) as journal:
+                return self.lines(running, journal)
+
+        return await asyncio.to_thread(build)
+
+    def lines(self, running: list[str] | None = None, journal: Journal | None = None) -> list[str]:
+        """One line per running strategy (default: `names()`), in name order."""
+        running = sorted(self.names()) if running is None else running
         if not running:
             return []
-        report = build_report(self.journal, self.request, running, self.convention.quote_of)
+        source = self.journal if journal is None else journal
+        report = build_report(source, self.request, running, self.convention.quote_of)
         lines = []
         for name in running:
             summary = report.summaries.get(name)
@@ -159,7 +183,7 @@ def summary_job(
     """
 
     async def run() -> None:
-        for line in summaries.lines():
+        for line in await summaries.lines_off_loop():
             say(line)
 
     start = now + timedelta(seconds=every_seconds)
@@ -186,5 +210,6 @@ def daemon_summary_jobs(
         engine.strategies.keys,
         method=CostMethod(settings.accounting.cost_basis),
         zone=settings.accounting.time_zone,
+        url=settings.journal.url,
     )
     return [summary_job(summaries, say, every, now)]

@@ -13,12 +13,12 @@ for the same event's news and the second answer is the first one, kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Protocol
 
 from bot.accounting import Pair, Position, PriceBook, Trade, account
-from bot.accounting.exact import total
+from bot.accounting.exact import EXACT, ratio, total
 from bot.accounting.from_journal import TRADED_FILL_TYPE, trades_of_order
 from bot.engine.events import (
     FillsRecorded,
@@ -217,6 +217,7 @@ class FillNewsReader:
         self.journal = journal
         self.convention = convention
         self._last: tuple[OrderEvent, FillNews | OrderEnd | None] | None = None
+        self._positions: dict[tuple[str, Pair], Position | None] = {}
         self._log = get_logger("fill_news")
 
     def news(self, event: OrderEvent) -> FillNews | OrderEnd | None:
@@ -234,6 +235,7 @@ class FillNewsReader:
             elif type(event) in _ENDS:
                 answer = self._end(event)
         except Exception as exc:  # a journal hiccup: the event is still shown, without numbers
+            self._positions.clear()  # they may have missed fills: read afresh next time
             self._log.warning(
                 "fill_news.failed", order_id=event.order_id, error=f"{type(exc).__name__}: {exc}"
             )
@@ -257,7 +259,7 @@ class FillNewsReader:
         bought = total(f.to_amount or Decimal(0) for f in new)
         label = self.convention.label
         pair = self._pair(order)
-        position = self._position(order.strategy, pair) if order.strategy else None
+        position = self._position(order, pair, new) if order.strategy else None
         done, whole, unit = _progress(order, fills)
         return FillNews(
             strategy=order.strategy,
@@ -277,7 +279,25 @@ class FillNewsReader:
             progress_unit=label(unit) if unit else "",
         )
 
-    def _position(self, strategy: str, pair: Pair) -> Position | None:
+    def _position(self, order: OrderView, pair: Pair, new: list[FillView]) -> Position | None:
+        """The strategy's position on `pair` over its recorded fills, `new` included.
+
+        Read from the journal once per strategy and pair, then kept up to date with each
+        event's new fills: re-reading a year of fills at every slice would hold up the
+        event loop for seconds.
+        """
+        assert order.strategy is not None
+        key = (order.strategy, pair)
+        if key not in self._positions:  # the journal already holds `new`
+            self._positions[key] = self._read_position(order.strategy, pair)
+            return self._positions[key]
+        known = self._positions[key]
+        for fill in new:
+            known = _moved(known, pair, order, fill)
+        self._positions[key] = known
+        return known
+
+    def _read_position(self, strategy: str, pair: Pair) -> Position | None:
         """The strategy's position on `pair` over its own recorded fills (no prices needed)."""
         by_order = self.journal.fills_by_order(strategy)
         trades: list[Trade] = []
@@ -326,6 +346,30 @@ class FillNewsReader:
             returned=returned,
             price=price,
         )
+
+
+def _moved(position: Position | None, pair: Pair, order: OrderView, fill: FillView) -> Position:
+    """`position` after one more traded fill of `order` (as `account` would count it)."""
+    zero = Decimal(0)
+    if position is None:
+        position = Position(pair, zero, zero, zero, zero, None, None, None)
+    sold, bought = fill.from_amount or zero, fill.to_amount or zero
+    if order.to_token == pair.base and order.from_token == pair.quote:
+        grown = replace(
+            position,
+            bought=EXACT.add(position.bought, bought),
+            paid=EXACT.add(position.paid, sold),
+        )
+    elif order.from_token == pair.base and order.to_token == pair.quote:
+        grown = replace(
+            position,
+            sold=EXACT.add(position.sold, sold),
+            proceeds=EXACT.add(position.proceeds, bought),
+        )
+    else:
+        return position
+    entry = ratio(grown.paid, grown.bought) if grown.bought > 0 else None
+    return replace(grown, average_entry=entry)
 
 
 def _traded(fill: FillView) -> bool:

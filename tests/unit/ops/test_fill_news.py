@@ -226,6 +226,7 @@ class CountingJournal:
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
         self.reads = 0
+        self.histories = 0
 
     def order(self, kind: str, order_id: str) -> OrderView | None:
         self.reads += 1
@@ -238,7 +239,35 @@ class CountingJournal:
         return self.journal.orders(strategy=strategy)
 
     def fills_by_order(self, strategy: str) -> dict[tuple[str, str], list[FillView]]:
+        self.histories += 1
         return self.journal.fills_by_order(strategy)
+
+
+def test_the_average_entry_reads_the_strategys_history_once_then_adds_each_events_fills(
+    journal: Journal,
+) -> None:
+    order(journal, DCA_ID, orders_total=6)
+    order(journal, SELL_ID, kind="limit", from_token=APT.address, to_token=USDC.address)
+    fill(journal, DCA_ID, 1, "25", "5")
+    counting = CountingJournal(journal)
+    reader = FillNewsReader(counting, PriceConvention(["USDC"], TokenBook([APT, USDC])))
+    first = reader.news(FillsRecorded("dca", DCA_ID, 1))
+    assert isinstance(first, FillNews) and str(first.average_entry) == "5 USDC per APT"
+    fill(journal, DCA_ID, 2, "25", "4")
+    second = reader.news(FillsRecorded("dca", DCA_ID, 1))
+    fill(journal, SELL_ID, 3, "2", "13", kind="limit")  # a sale: the entry stays
+    reader.news(FillsRecorded("limit", SELL_ID, 1))
+    fill(journal, DCA_ID, 4, "30.5", "5.5")
+    third = reader.news(FillsRecorded("dca", DCA_ID, 1))
+    assert counting.histories == 1
+    assert isinstance(second, FillNews) and isinstance(third, FillNews)
+    assert str(second.average_entry) == "5.556 USDC per APT"  # 50 / 9
+    # 80.5 / 14.5 = 5.5517…, as a fresh reader reading the whole history says too.
+    assert str(third.average_entry) == "5.552 USDC per APT"
+    fresh = FillNewsReader(journal, PriceConvention(["USDC"], TokenBook([APT, USDC])))
+    again = fresh.news(FillsRecorded("dca", DCA_ID, 1))
+    assert isinstance(again, FillNews) and again.average_entry == third.average_entry
+    assert again.average_exit == third.average_exit is not None
 
 
 def test_the_fill_alert_carries_amounts_price_and_average_entry_read_once(
