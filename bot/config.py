@@ -321,6 +321,9 @@ class AlertSettings(_Section):
     """Answer commands (`/status`, `/pause`…) from Telegram (`bot.ops.telegram_control`)."""
     control_chat_ids: list[str] = Field(default_factory=list)
     """The chats allowed to command the bot; empty: `telegram_chat_id` only."""
+    control_user_ids: list[int] = Field(default_factory=list)
+    """The Telegram users allowed to command it (and tap Confirm) in those chats; empty:
+    every member of an allowed chat — in a group, list yourselves."""
     control_poll_seconds: int = Field(default=30, ge=1, le=50)
     """The long poll's wait for new messages (`getUpdates` timeout)."""
     control_confirm_seconds: int = Field(default=60, ge=5, le=3600)

@@ -24,6 +24,7 @@ from bot.app.report import ReportRequest, build_report
 from bot.aptos.address import Address
 from bot.aptos.tokens import Token, TokenLookupError
 from bot.domain import LIVE_ORDER_STATUSES
+from bot.engine.strategy import needed_tokens
 from bot.journal import Journal, JournalError
 from bot.journal.views import OrderView
 from bot.logging import get_logger
@@ -116,13 +117,22 @@ class DaemonDesk:
         return found if isinstance(found, str) else period_text(found, period, count, zone)
 
     async def balance(self) -> str:
-        """APT and every token the wallet's orders trade, read from the node."""
+        """APT, the strategies' tokens and those of the open orders, read from the node.
+
+        The balances are read at once (each within `BALANCE_TIMEOUT`); the open orders
+        come from an indexed query in a worker thread, not the wallet's whole history.
+        """
         runtime = self.daemon.runtime
         wallet = runtime.wallet
         if wallet is None:
             return balance_text(None, [])
         names = ["APT"]
-        for order in runtime.journal.orders(wallet=wallet):
+        for strategy in self.daemon.engine.strategies.values():
+            names += needed_tokens(strategy)
+        live = await asyncio.to_thread(
+            runtime.journal.orders, wallet=wallet, status=LIVE_ORDER_STATUSES
+        )
+        for order in live:
             names += [order.from_token, order.to_token]
         tokens: dict[str, Token] = {}
         unknown: list[str] = []
@@ -135,9 +145,11 @@ class DaemonDesk:
                 continue
             tokens.setdefault(token.address, token)
         label = self.daemon.engine.convention.label
-        rows: list[tuple[str, Decimal | None]] = []
-        for token in tokens.values():
-            rows.append((label(token.address), await self._balance(wallet, token)))
+        amounts = await asyncio.gather(*(self._balance(wallet, t) for t in tokens.values()))
+        rows: list[tuple[str, Decimal | None]] = [
+            (label(token.address), amount)
+            for token, amount in zip(tokens.values(), amounts, strict=True)
+        ]
         rows += [(label(name), None) for name in unknown]
         return balance_text(wallet, rows)
 
@@ -189,6 +201,7 @@ def build_control(daemon: Daemon) -> TelegramControl | None:
         api_url=alerts.telegram_api_url,
         token=token,
         chat_ids=[c for c in chats if c],
+        user_ids=alerts.control_user_ids,
         desk=DaemonDesk(daemon),
         journal=daemon.runtime.journal,
         clock=daemon.wall,

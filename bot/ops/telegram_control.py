@@ -128,6 +128,7 @@ class TelegramControl:
         api_url: str,
         token: SecretStr,
         chat_ids: Collection[str],
+        user_ids: Collection[int] = (),
         desk: ControlDesk,
         journal: ControlJournal,
         clock: Clock,
@@ -138,6 +139,8 @@ class TelegramControl:
         self.tuning = tuning or ControlTuning()
         self.api = BotApi(api_url, token, request_timeout=self.tuning.request_timeout)
         self.chat_ids = frozenset(str(c) for c in chat_ids)
+        self.user_ids = frozenset(user_ids)
+        """Who may command the bot in those chats; empty: every member."""
         self.desk = desk
         self.journal = journal
         self.clock = clock
@@ -224,7 +227,10 @@ class TelegramControl:
     # --- who may speak -------------------------------------------------------------------
 
     def _sender(self, chat: object, user: object) -> Sender | None:
-        """The sender if their chat is allowed; an unknown chat is logged once, then None."""
+        """The sender if their chat (and user, when listed) is allowed, else None.
+
+        An unknown chat or user is logged once, and gets no answer.
+        """
         chat_id = chat.get("id") if isinstance(chat, dict) else None
         if not isinstance(chat_id, int) or isinstance(chat_id, bool):
             return None
@@ -235,6 +241,12 @@ class TelegramControl:
                 self._log.warning("telegram.unknown_chat", chat_id=key, answered=False)
             return None
         user_id = user.get("id") if isinstance(user, dict) else None
+        if self.user_ids and user_id not in self.user_ids:
+            who = f"{key}/{user_id}"
+            if who not in self.state.ignored and len(self.state.ignored) < _MAX_IGNORED_LOGGED:
+                self.state.ignored.add(who)
+                self._log.warning("telegram.unknown_user", chat_id=key, user_id=user_id)
+            return None
         username = user.get("username") if isinstance(user, dict) else None
         return Sender(
             chat_id=key,

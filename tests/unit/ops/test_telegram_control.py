@@ -341,3 +341,42 @@ def test_a_chat_id_must_be_a_number() -> None:
         control_chat_ids=[" -100200 "],
     )
     assert settings.control_chat_ids == ["-100200"]
+
+
+async def test_with_users_listed_only_they_may_command_or_confirm_in_a_group(
+    api: FakeBotApi, journal: Journal, clock: SteppedClock, desk: Desk, logs: io.StringIO
+) -> None:
+    bot = TelegramControl(
+        api_url=api.url,
+        token=SecretStr(TOKEN),
+        chat_ids=[str(FRIEND)],
+        user_ids=[7],
+        desk=desk,
+        journal=journal,
+        clock=clock,
+        poll_seconds=1,
+        confirm_seconds=60,
+        tuning=FAST,
+    )
+    task = asyncio.create_task(bot.run_forever())
+    try:
+        api.say(FRIEND, "/balance", user_id=666, username="mallory", chat_type="group")
+        api.say(FRIEND, "/status", user_id=7, username="me", chat_type="group")
+        assert await answered(api, FRIEND, 1) == ["STATUS ok"]  # mallory heard nothing
+        before = len(api.buttons())
+        api.say(FRIEND, "/stopentry", user_id=7, username="me", chat_type="group")
+        await until(lambda: len(api.buttons()) >= before + 2)
+        ok = api.buttons()[-2]
+        api.tap(FRIEND, ok, user_id=666, username="mallory")  # not listed: silence
+        api.tap(FRIEND, ok, user_id=7, username="me")
+        await until(lambda: len(api.answered) == 1)
+        command = journal.take_command(at=NOW)
+        assert command is not None and command.kind == "stopentry"
+        assert command.payload["by"]["user_id"] == 7 and "asked_by" not in command.payload
+        assert journal.take_command(at=NOW) is None
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    records = [json.loads(line) for line in logs.getvalue().splitlines() if line.startswith("{")]
+    unknown = [r for r in records if r.get("event") == "telegram.unknown_user"]
+    assert [(r["chat_id"], r["user_id"]) for r in unknown] == [(str(FRIEND), 666)]
