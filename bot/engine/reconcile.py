@@ -175,7 +175,11 @@ class Reconciler:
             if o.intent_id is not None
         }
         for intent in sorted(open_intents, key=lambda i: (i.created_at, i.id)):
-            resolution = await self._settle(intent, orders, claimed)
+            try:
+                resolution = await self._settle(intent, orders, claimed)
+            except JournalError as exc:  # this intent waits for the next run; the rest go on
+                self._log.error("reconcile.not_settled", intent=intent.id, error=str(exc))
+                resolution = Resolution(intent.id, "unknown", None, f"not settled: {exc}")
             results.append(resolution)
             if resolution.state != "unknown":
                 self.journal.set_intent_state(

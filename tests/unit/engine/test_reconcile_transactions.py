@@ -32,6 +32,13 @@ class DiesBeforeTheOutcome(JournalRecorder):
         return None
 
 
+class KilledAfterSubmit(JournalRecorder):
+    """The process dies once the bytes are out: the outcome is never journaled."""
+
+    async def on_outcome(self, tx_hash: str, outcome: TxOutcome) -> None:
+        raise RuntimeError("killed after submitting")
+
+
 def reconciler(rig: PaperRig) -> Reconciler:
     return Reconciler(
         journal=rig.journal,
@@ -130,3 +137,49 @@ async def test_start_up_waits_for_a_transaction_left_in_flight_until_it_expires(
         assert left == 0 and len(waits) == 6  # expired once the ledger reached its 60 s
         row = rig.journal.transaction(tx_hash)
         assert row is not None and row.state == "expired"
+
+
+async def test_a_swap_whose_fill_cannot_be_journaled_waits_and_the_others_settle(
+    tmp_path: Path,
+) -> None:
+    from bot.journal import JournalError
+
+    async with paper_rig(tmp_path, KEY) as rig:
+        executor = Executor(
+            journal=rig.journal,
+            client=rig.client,
+            clock=rig.clock,
+            wallet=WALLET,
+            tokens=rig.world.market.tokens.book,
+            signer=Signer(
+                rig.node,
+                KEY,
+                rig.signer.policy,
+                KilledAfterSubmit(rig.journal, rig.clock),
+                sleep=no_wait,
+                settings=rig.signer.settings,
+            ),
+        )
+        ids = []
+        for key in ("a", "b"):
+            swap = Swap(
+                key=key, sell="APT", buy="USDC", sell_amount=Decimal(1), slippage=Decimal(1)
+            )
+            ids.append((await executor.execute("s1", swap)).intent_id)
+        assert rig.journal.swap_fills() == []
+        real = rig.journal.record_swap_fill
+        failed: list[int] = []
+
+        def fails_once(fill, *, at):  # type: ignore[no-untyped-def]
+            if not failed:
+                failed.append(fill.intent_id)
+                raise JournalError("disk full")
+            return real(fill, at=at)
+
+        rig.journal.record_swap_fill = fails_once  # type: ignore[method-assign]
+        first = {r.intent_id: r for r in await reconciler(rig).run(in_flight=False)}
+        assert first[ids[0]].state == "unknown" and "disk full" in first[ids[0]].detail
+        assert first[ids[1]].state == "confirmed"  # the next intent was not held up
+        second = {r.intent_id: r for r in await reconciler(rig).run(in_flight=False)}
+        assert second[ids[0]].state == "confirmed"
+        assert sorted(f.intent_id for f in rig.journal.swap_fills()) == sorted(ids)
