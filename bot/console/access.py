@@ -9,7 +9,10 @@
 * `BearerAuth` — raw ASGI middleware: every request outside the schema pages needs
   `Authorization: Bearer <token>` (compared with `hmac.compare_digest`), else 401 and
   nothing else; a client address with too many failures in a window gets 429 until it
-  clears (`FailedAuthLimit`, on an injected monotonic clock).
+  clears (`FailedAuthLimit`, on an injected monotonic clock). Given `sessions`, the
+  dashboard's session cookie passes too (a control with it also needs the CSRF header:
+  else 403), and a browser without one asking for a page is sent to `/login`
+  (`bot.console.session`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import hmac
 import json
 import os
 import secrets
+import tempfile
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
@@ -28,6 +32,14 @@ from pydantic import SecretStr
 
 from bot.config import Settings
 from bot.console.hosts import is_loopback
+from bot.console.session import (
+    COOKIE,
+    CSRF_HEADER,
+    SESSION_OPEN_PATHS,
+    Sessions,
+    cookie_value,
+    is_page_path,
+)
 from bot.logging import register_secret
 from bot.ops.status_file import status_path
 from bot.secrets import SecretFileError, read_secret_file
@@ -74,6 +86,10 @@ def require_safe_bind(host: str, configured_token: SecretStr | None) -> None:
     )
 
 
+MIN_TOKEN_CHARS: Final = 16
+"""A configured token shorter than this is refused: guessable, and too short to redact."""
+
+
 def console_token(settings: Settings) -> SecretStr:
     """The console's bearer token (see the module docstring); never logged.
 
@@ -90,6 +106,11 @@ def console_token(settings: Settings) -> SecretStr:
             configured = read_secret_file(section.token_file, what="console token")
         except SecretFileError as exc:
             raise ConsoleSetupError(f"[console].token_file: {exc}") from None
+    if configured is not None and len(configured.get_secret_value().strip()) < MIN_TOKEN_CHARS:
+        raise ConsoleSetupError(
+            f"[console] token: shorter than {MIN_TOKEN_CHARS} characters (guessable; "
+            "`python3 -c 'import secrets; print(secrets.token_urlsafe(32))'` makes one)"
+        )
     require_safe_bind(section.host, configured)
     token = configured or _fresh_token(_generated_path(settings))
     register_secret(token.get_secret_value())
@@ -108,8 +129,8 @@ def _fresh_token(path: Path) -> SecretStr:
     token = secrets.token_urlsafe(TOKEN_BYTES)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # A fresh file of our own (0600, never through a symlink or into an open file).
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(token + "\n")
         os.replace(temporary, path)
@@ -166,20 +187,32 @@ class FailedAuthLimit:
 class BearerAuth:
     """ASGI middleware: the bearer token or 401 (429 while an address is rate-limited)."""
 
-    def __init__(self, app: ASGIApp, *, token: str, limit: FailedAuthLimit) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str,
+        limit: FailedAuthLimit,
+        sessions: Sessions | None = None,
+    ) -> None:
         if not token:
             raise ValueError("the console token is empty")
         self.app = app
         self._expected = f"Bearer {token}".encode()
         self.limit = limit
+        self.sessions = sessions
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass an authorised request on; answer any other itself, reading nothing."""
         if scope["type"] == "websocket":  # the console has none: refused, token or not
             await send({"type": "websocket.close", "code": 1008})
             return
-        if scope["type"] != "http" or scope.get("path") in OPEN_PATHS:
+        path = str(scope.get("path", ""))
+        if scope["type"] != "http" or path in OPEN_PATHS:
             await self.app(scope, receive, send)
+            return
+        if self.sessions is not None and path in SESSION_OPEN_PATHS:
+            await self.app(scope, receive, send)  # the login form counts its own failures
             return
         client = _client_address(scope)
         wait = self.limit.blocked_for(client)
@@ -193,10 +226,40 @@ class BearerAuth:
                 given = value
                 break
         if not hmac.compare_digest(given, self._expected):
+            session = self._session(scope)
+            if session == "good":
+                await self.app(scope, receive, send)
+                return
+            if session == "no csrf":
+                await _answer(send, 403, f"missing or wrong {CSRF_HEADER} header", [])
+                return
+            if self.sessions is not None and _is_page_visit(scope, path):
+                await _answer(send, 303, "log in at /login", [(b"location", "/login")])
+                return
             self.limit.failed(client)
             await _answer(send, 401, "unauthorized", [(b"www-authenticate", "Bearer")])
             return
         await self.app(scope, receive, send)
+
+    def _session(self, scope: Scope) -> str:
+        """What the session cookie says of this request.
+
+        `good`: a valid cookie (and, for a control, its CSRF header); `no csrf`: a valid
+        cookie on a control without the right header; `none`: no valid cookie.
+        """
+        headers = scope.get("headers", ())
+        cookie = cookie_value(headers, COOKIE)
+        if self.sessions is None or cookie is None or not self.sessions.valid(cookie):
+            return "none"
+        if scope.get("method", "GET") in ("GET", "HEAD"):
+            return "good"
+        csrf = next((v.decode("latin-1") for k, v in headers if k == CSRF_HEADER.encode()), None)
+        return "good" if self.sessions.csrf_matches(cookie, csrf) else "no csrf"
+
+
+def _is_page_visit(scope: Scope, path: str) -> bool:
+    """A browser asking for a page without a session (not counted as a failed login)."""
+    return scope.get("method", "GET") in ("GET", "HEAD") and is_page_path(path)
 
 
 def _client_address(scope: Scope) -> str:

@@ -5,6 +5,9 @@ front of every route, so an unknown path is a 401 too); the OpenAPI schema and i
 (`/openapi.json`, `/docs`) are open: they describe the API and hold no data. Refusals
 are one line: `{"detail": "..."}`; a malformed request is a 422 naming the field first
 (`body.kind: …`), never echoing what was sent.
+
+The dashboard's pages (`bot.console.pages`) are served by the same app: a browser logs in
+once and carries a session cookie (`bot.console.session`) instead of the token.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from bot.clock import Clock
 from bot.console.access import BearerAuth, FailedAuthLimit
 from bot.console.controls import PREFIX, control_router
 from bot.console.core import ConsoleCore
+from bot.console.pages import page_router
 from bot.console.reads import read_router
+from bot.console.session import Sessions
 from bot.console.sources import ConsoleSources
 from bot.journal.errors import JournalError
 
@@ -38,6 +43,7 @@ def create_app(
     clock: Clock,
     monotonic: Callable[[], float] = time.monotonic,
     read_threads: int = 4,
+    poll_seconds: float = 5.0,
 ) -> FastAPI:
     """The console application.
 
@@ -47,6 +53,7 @@ def create_app(
         clock: when a control was asked (the commands' `created_at`), the health's `now`.
         monotonic: the failed-auth limit's clock (injected by tests).
         read_threads: how many journal reads may run at once, each in a worker thread.
+        poll_seconds: how often an open dashboard page asks for changes.
     """
     core = ConsoleCore(sources, clock, threads=read_threads)
     app = FastAPI(
@@ -62,7 +69,10 @@ def create_app(
     app.include_router(control_router(core), prefix=PREFIX, dependencies=guarded)
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(JournalError, _journal_error)
-    app.add_middleware(BearerAuth, token=token, limit=FailedAuthLimit(monotonic))
+    limit = FailedAuthLimit(monotonic)
+    sessions = Sessions(token, clock.now)
+    app.include_router(page_router(sessions, limit, poll_seconds))
+    app.add_middleware(BearerAuth, token=token, limit=limit, sessions=sessions)
     return app
 
 

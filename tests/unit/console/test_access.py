@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,3 +136,24 @@ def test_a_token_in_the_config_file_is_refused(tmp_path: Path) -> None:
     (problem,) = caught.value.problems
     assert "[console].token: secrets may not be written in the config file" in problem
     assert "written-in-the-file-123" not in problem
+
+
+def test_a_short_token_is_refused_naming_the_setting(tmp_path: Path) -> None:
+    with pytest.raises(ConsoleSetupError) as caught:
+        console_token(_settings(tmp_path, token=SecretStr("hunter2-hunter2")))  # 15
+    assert str(caught.value).startswith("[console] token: shorter than 16 characters")
+    assert "hunter2" not in str(caught.value)
+    assert console_token(_settings(tmp_path, token=SecretStr("hunter2-hunter22"))) is not None
+
+
+def test_the_made_token_never_writes_through_a_planted_link(tmp_path: Path) -> None:
+    first = console_token(_settings(tmp_path))
+    made = next(tmp_path.rglob(GENERATED_TOKEN_FILE))
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    # The name a predictable temporary file would take (the process id), planted first.
+    made.with_name(f".{made.name}.{os.getpid()}.tmp").symlink_to(victim)
+    second = console_token(_settings(tmp_path))
+    assert victim.read_text() == "keep me\n"
+    assert made.read_text().strip() == second.get_secret_value() != first.get_secret_value()
+    assert stat.S_IMODE(made.stat().st_mode) == 0o600 and not made.is_symlink()
