@@ -80,17 +80,22 @@ class Tally:
             self.traded_usd = add(self.traded_usd, value_usd)
         if trade.fees or fee_usd:
             for fee, usd in zip(trade.fees, fee_usd, strict=True):
-                _add_to(self.fees.setdefault(fee.kind, {}), fee.token, fee.amount)
+                sums = self.fees.get(fee.kind)
+                if sums is None:
+                    sums = self.fees[fee.kind] = {}
+                token = fee.token
+                sums[token] = add(sums.get(token, ZERO), fee.amount)
                 if usd is None:
                     self.fees_unvalued += 1
                 else:
                     self.fees_usd = add(self.fees_usd, usd)
-        if trade.gas_octas:
-            self.gas_octas += trade.gas_octas
+        octas = trade.gas_octas
+        if octas:
+            self.gas_octas += octas
+            if trade.gas_usd is None:
+                self.gas_unvalued += 1
         if trade.gas_usd is not None:
             self.gas_usd = add(self.gas_usd, trade.gas_usd)
-        elif trade.gas_octas:
-            self.gas_unvalued += 1
         self.realised_usd = add(self.realised_usd, realised_usd)
 
     def add_gas(self, octas: int, usd: Decimal | None) -> None:

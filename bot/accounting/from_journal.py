@@ -31,14 +31,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Final, Protocol
 
-from bot.accounting.exact import EXACT, ratio
+from bot.accounting.exact import EXACT, ZERO, ratio
 from bot.accounting.locked import OpenOrder
 from bot.accounting.prices import PriceBook, PricePoint
-from bot.accounting.records import APT_COIN_TYPE, APT_DECIMALS, Fee, FeeKind, GasCost, Trade
+from bot.accounting.records import (
+    APT_COIN_TYPE,
+    APT_DECIMALS,
+    Fee,
+    FeeKind,
+    GasCost,
+    Trade,
+    checked_trade,
+)
 from bot.domain import PROVIDER_LIVE_STATUSES
 from bot.journal.rows import FillRow
 from bot.journal.views import (
@@ -74,6 +82,7 @@ UNASSIGNED: Final = "(no strategy)"
 """The strategy name of an order the journal links to none (adopted by hand)."""
 EXECUTED_TX_STATES: Final = frozenset({"committed", "failed"})
 """Transaction states that ran on chain and so paid gas (`failed`: aborted)."""
+_INFINITY: Final = Decimal("Infinity")
 
 
 def trades_of_order(
@@ -87,29 +96,63 @@ def trades_of_order(
     `fee_token`: the token fees are in, when known (default: the order's sold token).
     A fill without a time is dated when the journal learned of it (`recorded_at`). The
     provider's USD values, when the fill carries them, give the trade's USD prices.
+
+    Made for a year of fills at a time: what the order gives every trade is worked out
+    once, equal fees are one `Fee`, and a fill whose values are plainly valid (positive
+    finite amounts, an aware UTC time) becomes a trade without checking them again
+    (`checked_trade`); any other goes through `Trade(...)`, which says what is wrong.
     """
     trades: list[Trade] = []
+    strategy = order.strategy or UNASSIGNED
+    wallet, sold_token, bought_token = order.wallet, order.from_token, order.to_token
+    prefix = f"{order.kind}:{order.order_id}"
+    fee_in = fee_token or sold_token
+    fees: dict[tuple[Decimal, Decimal | None], tuple[Fee, ...]] = {}
     for fill in fills:
-        if fill.type != TRADED_FILL_TYPE or not fill.from_amount or not fill.to_amount:
+        sold, bought = fill.from_amount, fill.to_amount
+        if fill.type != TRADED_FILL_TYPE or not sold or not bought:
             continue
-        fee = fill.fee_amount or Decimal(0)
+        fee = fill.fee_amount
+        if fee:
+            key = (fee, fill.fee_amount_usd)
+            charged = fees.get(key)
+            if charged is None:  # checked once, by `Fee(...)`
+                charged = fees[key] = (Fee(FeeKind.KEEPER, fee_in, fee, fill.fee_amount_usd),)
+        else:
+            charged = ()
+        time = fill.time if fill.time is not None else fill.recorded_at
         number = "" if fill.tx_number is None else f"#{fill.tx_number}"
+        usd = fill.from_amount_usd
+        sold_price = None if usd is None else _unit_price(usd, sold)
+        usd = fill.to_amount_usd
+        bought_price = None if usd is None else _unit_price(usd, bought)
+        make = (
+            checked_trade  # `Trade`'s checks hold: positive finite Decimals, aware UTC
+            if time.tzinfo is UTC
+            and sold.__class__ is Decimal
+            and ZERO < sold < _INFINITY
+            and bought.__class__ is Decimal
+            and ZERO < bought < _INFINITY
+            and (sold_price is None or sold_price.is_finite())
+            and (bought_price is None or bought_price.is_finite())
+            else Trade
+        )
         trades.append(
-            Trade(
-                time=fill.time if fill.time is not None else fill.recorded_at,
-                strategy=order.strategy or UNASSIGNED,
-                wallet=order.wallet,
-                ref=f"{order.kind}:{order.order_id}{number}",
-                sold_token=order.from_token,
-                sold=fill.from_amount,
-                bought_token=order.to_token,
-                bought=fill.to_amount,
-                fees=(Fee(FeeKind.KEEPER, fee_token or order.from_token, fee, fill.fee_amount_usd),)
-                if fee
-                else (),
-                sold_usd_price=_unit_price(fill.from_amount_usd, fill.from_amount),
-                bought_usd_price=_unit_price(fill.to_amount_usd, fill.to_amount),
-                label=fill.tx_id,
+            make(
+                time,
+                strategy,
+                wallet,
+                prefix + number,
+                sold_token,
+                sold,
+                bought_token,
+                bought,
+                charged,
+                0,
+                None,
+                sold_price,
+                bought_price,
+                fill.tx_id,
             )
         )
     return trades

@@ -50,11 +50,16 @@ _taken = tuple.__new__
 
 
 class CostBasis:
-    """Lots per token under one cost-basis method."""
+    """Lots per token under one cost-basis method.
+
+    Each lot is held as a (quantity, cost) pair, a lot taken in part replaced by its rest:
+    a year of purchases is a year of lots.
+    """
 
     def __init__(self, method: CostMethod = CostMethod.FIFO) -> None:
         self.method = CostMethod(method)
-        self._lots: dict[str, deque[Lot]] = {}
+        self._pooled = self.method is CostMethod.AVERAGE
+        self._lots: dict[str, deque[tuple[Decimal, Decimal]]] = {}
 
     def add(self, token: str, quantity: Decimal, cost: Decimal) -> None:
         """Record a purchase of `quantity` of `token` for `cost` USD (quantity 0: nothing)."""
@@ -63,12 +68,11 @@ class CostBasis:
         lots = self._lots.get(token)
         if lots is None:
             lots = self._lots[token] = deque()
-        if self.method is CostMethod.AVERAGE and lots:
-            pooled = lots[0]
-            pooled.quantity = EXACT.add(pooled.quantity, quantity)
-            pooled.cost = EXACT.add(pooled.cost, cost)
+        if self._pooled and lots:
+            held, paid = lots[0]
+            lots[0] = (EXACT.add(held, quantity), EXACT.add(paid, cost))
         else:
-            lots.append(Lot(quantity, cost))
+            lots.append((quantity, cost))
 
     def take(self, token: str, quantity: Decimal) -> Taken:
         """Remove `quantity` of `token` for a sale; returns the cost taken with it."""
@@ -78,16 +82,15 @@ class CostBasis:
         left = quantity
         cost = ZERO
         while lots and left > ZERO:
-            lot = lots[0]
-            if lot.quantity <= left:
-                cost = EXACT.add(cost, lot.cost)
-                left = EXACT.subtract(left, lot.quantity)
+            held, paid = lots[0]
+            if held <= left:
+                cost = EXACT.add(cost, paid)
+                left = EXACT.subtract(left, held)
                 lots.popleft()
                 continue
-            share = ratio(EXACT.multiply(lot.cost, left), lot.quantity)
+            share = ratio(EXACT.multiply(paid, left), held)
             cost = EXACT.add(cost, share)
-            lot.quantity = EXACT.subtract(lot.quantity, left)
-            lot.cost = EXACT.subtract(lot.cost, share)
+            lots[0] = (EXACT.subtract(held, left), EXACT.subtract(paid, share))
             left = ZERO
         if not lots:
             del self._lots[token]
@@ -96,11 +99,12 @@ class CostBasis:
     def held(self) -> dict[str, Lot]:
         """Each token still held: its total quantity and remaining cost (a copy)."""
         result: dict[str, Lot] = {}
+        add = EXACT.add
         for token, lots in self._lots.items():
             quantity = ZERO
             cost = ZERO
-            for lot in lots:
-                quantity = EXACT.add(quantity, lot.quantity)
-                cost = EXACT.add(cost, lot.cost)
+            for held, paid in lots:
+                quantity = add(quantity, held)
+                cost = add(cost, paid)
             result[token] = Lot(quantity, cost)
         return result

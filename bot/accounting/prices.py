@@ -10,12 +10,14 @@ hour, however often either was recorded.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, localcontext
-from itertools import pairwise
+from itertools import islice
+from operator import lt
 
 from bot.accounting.exact import EXACT, RATIO, ZERO, ratio
 from bot.accounting.records import Pair
@@ -41,7 +43,7 @@ class PriceSeries:
             _check(token, point.time, point.usd)
             by_time[to_micros(point.time)] = point.usd
         self.token = token
-        self._times = sorted(by_time)
+        self._times = array("q", sorted(by_time))  # 8 bytes a time: a year of minutes
         self._prices = [by_time[t] for t in self._times]
 
     @classmethod
@@ -55,14 +57,20 @@ class PriceSeries:
         """
         if len(times) != len(prices):
             raise ValueError(f"prices of {token}: {len(times)} times, {len(prices)} prices")
-        micros = [to_micros(moment) for moment in times]
-        if any(later <= earlier for earlier, later in pairwise(micros)):
-            return cls(token, map(PricePoint, times, prices))
-        for moment, usd in zip(times, prices, strict=True):
-            if usd.__class__ is not Decimal or not usd.is_finite() or usd < 0:
-                _check(token, moment, usd)
+        return cls.of_micros(token, [to_micros(moment) for moment in times], prices)
+
+    @classmethod
+    def of_micros(cls, token: str, micros: Sequence[int], prices: Sequence[Decimal]) -> PriceSeries:
+        """`of_columns` of times given in µs since the epoch (`bot.clock.to_micros`)."""
+        if len(micros) != len(prices):
+            raise ValueError(f"prices of {token}: {len(micros)} times, {len(prices)} prices")
+        if not all(map(lt, micros, islice(micros, 1, None))):  # not strictly increasing
+            return cls(token, map(PricePoint, map(from_micros, micros), prices))
+        if not _plain_prices(prices):  # which one, and why
+            for moment, usd in zip(micros, prices, strict=True):
+                _check(token, from_micros(moment), usd)
         series = cls(token, ())
-        series._times = micros
+        series._times = array("q", micros)
         series._prices = list(prices)
         return series
 
@@ -73,7 +81,7 @@ class PriceSeries:
         """The price in force at `moment`: the last point at or before it; None before any."""
         return self.at_micros(to_micros(moment))
 
-    def columns(self) -> tuple[list[int], list[Decimal]]:
+    def columns(self) -> tuple[Sequence[int], list[Decimal]]:
         """The points as (µs since the epoch, USD price) columns, in time order (read only)."""
         return self._times, self._prices
 
@@ -87,15 +95,22 @@ class PriceSeries:
 
         The price in force at `start` (if any), then every point after it up to `end`.
         """
+        return list(zip(*self.step_columns(start, end), strict=True))
+
+    def step_columns(self, start: datetime, end: datetime) -> tuple[array[int], list[Decimal]]:
+        """`steps` as parallel columns (µs, prices): a year of minutes without a tuple each."""
         first_us, last_us = to_micros(start), to_micros(end)
         times, prices = self._times, self._prices
         index = bisect_right(times, first_us) - 1
         stop = max(index + 1, bisect_right(times, last_us))
-        steps: list[tuple[int, Decimal]] = []
+        moments: array[int] = array("q")
+        values: list[Decimal] = []
         if index >= 0:
-            steps.append((first_us, prices[index]))
-        steps += zip(times[index + 1 : stop], prices[index + 1 : stop], strict=True)
-        return steps
+            moments.append(first_us)
+            values.append(prices[index])
+        moments += times[index + 1 : stop]
+        values += prices[index + 1 : stop]
+        return moments, values
 
     def time_weighted_mean(self, start: datetime, end: datetime) -> Decimal | None:
         """The time-weighted mean USD price over [start, end]; None without a price in it.
@@ -108,6 +123,15 @@ class PriceSeries:
     def first_time(self) -> datetime | None:
         """The first point's time, or None for an empty series."""
         return from_micros(self._times[0]) if self._times else None
+
+
+def _plain_prices(prices: Sequence[Decimal]) -> bool:
+    """Every price a finite, non-negative `Decimal` (`_check` of each, a column at once)."""
+    return (
+        set(map(type, prices)) <= {Decimal}
+        and all(map(Decimal.is_finite, prices))
+        and (not prices or min(prices) >= ZERO)
+    )
 
 
 def _check(token: str, moment: datetime, usd: object) -> None:
@@ -169,38 +193,33 @@ class PriceBook:
         base, quote = self._series.get(pair.base), self._series.get(pair.quote)
         if base is None or quote is None:
             return None
-        return _weighted_ratios(base.steps(start, end), quote.steps(start, end), to_micros(end))
+        return _weighted_ratios(
+            base.step_columns(start, end), quote.step_columns(start, end), to_micros(end)
+        )
 
 
 def _weighted_ratios(
-    base: list[tuple[int, Decimal]], quote: list[tuple[int, Decimal]], end_us: int
+    base: tuple[Sequence[int], list[Decimal]],
+    quote: tuple[Sequence[int], list[Decimal]],
+    end_us: int,
 ) -> Decimal | None:
     """`_weighted` of the steps of base / quote, each step used as soon as it is made.
 
-    A step at each moment either has one, the two prices in force then; a moment before
-    one of them has a price, or where quote's is zero, makes none. (A year of minute
-    prices makes no list of its quotients.)
+    The steps as columns (`PriceSeries.step_columns`). A step at each moment either has
+    one, the two prices in force then; a moment before one of them has a price, or where
+    quote's is zero, makes none. (A year of minute prices makes no list of its quotients.)
     """
+    (b_times, b_prices), (q_times, q_prices) = base, quote
+    moments: Iterable[tuple[int, Decimal | None, Decimal | None]]
+    if b_times == q_times:  # recorded together (the usual): every moment has both prices
+        moments = zip(b_times, b_prices, q_prices, strict=True)
+    else:
+        moments = _merged(b_times, b_prices, q_times, q_prices)
     divide = RATIO.divide
-    b_price: Decimal | None = None
-    q_price: Decimal | None = None
     first: tuple[int, Decimal] | None = None
     previous, price, weighted = 0, ZERO, ZERO
-    i = j = 0
-    b_count, q_count = len(base), len(quote)
     with localcontext(EXACT):  # exact: a rounding raises `Inexact`
-        while i < b_count or j < q_count:
-            b_time = base[i][0] if i < b_count else None
-            q_time = quote[j][0] if j < q_count else None
-            if q_time is None or (b_time is not None and b_time <= q_time):
-                moment, b_price = base[i]
-                i += 1
-                if q_time == moment:
-                    q_price = quote[j][1]
-                    j += 1
-            else:
-                moment, q_price = quote[j]
-                j += 1
+        for moment, b_price, q_price in moments:
             if b_price is None or not q_price:  # None or zero: no price
                 continue
             step = divide(b_price, q_price)
@@ -215,3 +234,32 @@ def _weighted_ratios(
             return first[1]
         weighted += price * (end_us - previous)
     return ratio(weighted, Decimal(end_us - first[0]))
+
+
+def _merged(
+    b_times: Sequence[int],
+    b_prices: list[Decimal],
+    q_times: Sequence[int],
+    q_prices: list[Decimal],
+) -> Iterator[tuple[int, Decimal | None, Decimal | None]]:
+    """Each moment of either series, oldest first, with both prices in force then.
+
+    A moment of both is one moment; a price not yet known is None.
+    """
+    b_price: Decimal | None = None
+    q_price: Decimal | None = None
+    i = j = 0
+    b_count, q_count = len(b_times), len(q_times)
+    while i < b_count or j < q_count:
+        b_time = b_times[i] if i < b_count else None
+        q_time = q_times[j] if j < q_count else None
+        if q_time is None or (b_time is not None and b_time <= q_time):
+            moment, b_price = b_times[i], b_prices[i]
+            i += 1
+            if q_time == moment:
+                q_price = q_prices[j]
+                j += 1
+        else:
+            moment, q_price = q_times[j], q_prices[j]
+            j += 1
+        yield moment, b_price, q_price

@@ -14,7 +14,7 @@ each token one way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -32,6 +32,7 @@ __all__ = [
     "GasCost",
     "Pair",
     "Trade",
+    "checked_trade",
 ]
 
 APT_DECIMALS: Final = 8
@@ -68,7 +69,7 @@ def _amount(value: Decimal, field_name: str) -> None:
         raise MoneyError(f"{field_name}: not an amount: {value}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fee:
     """One fee of a trade: its kind, token and amount, and its USD value when known.
 
@@ -89,7 +90,7 @@ class Fee:
             _amount(self.usd, "fee usd")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Trade:
     """One execution: a DCA slice, a (partial) limit fill, or a swap.
 
@@ -142,6 +143,66 @@ class Trade:
         return from_base_units(self.gas_octas, APT_DECIMALS)
 
 
+_new = object.__new__
+(
+    _time,
+    _strategy,
+    _wallet,
+    _ref,
+    _sold_token,
+    _sold,
+    _bought_token,
+    _bought,
+    _fees,
+    _gas_octas,
+    _gas_usd,
+    _sold_usd_price,
+    _bought_usd_price,
+    _label,
+) = (getattr(Trade, f.name).__set__ for f in fields(Trade))  # each field's slot setter
+
+
+def checked_trade(
+    time: datetime,
+    strategy: str,
+    wallet: str,
+    ref: str,
+    sold_token: str,
+    sold: Decimal,
+    bought_token: str,
+    bought: Decimal,
+    fees: tuple[Fee, ...],
+    gas_octas: int,
+    gas_usd: Decimal | None,
+    sold_usd_price: Decimal | None,
+    bought_usd_price: Decimal | None,
+    label: str,
+) -> Trade:
+    """`Trade(...)` of values the caller has already checked, without checking them again.
+
+    For an adapter making a year of trades of values it knows are valid, at half the cost:
+    `bot.accounting.from_journal.trades_of_order` checks each value cheaply and calls
+    `Trade(...)` for anything unusual, so its errors stay the same. Everyone else calls
+    `Trade(...)`. Equal to `Trade(...)` of the same (valid) values.
+    """
+    trade = _new(Trade)
+    _time(trade, time)
+    _strategy(trade, strategy)
+    _wallet(trade, wallet)
+    _ref(trade, ref)
+    _sold_token(trade, sold_token)
+    _sold(trade, sold)
+    _bought_token(trade, bought_token)
+    _bought(trade, bought)
+    _fees(trade, fees)
+    _gas_octas(trade, gas_octas)
+    _gas_usd(trade, gas_usd)
+    _sold_usd_price(trade, sold_usd_price)
+    _bought_usd_price(trade, bought_usd_price)
+    _label(trade, label)
+    return trade
+
+
 def _octas(value: int) -> None:
     """Refuse a gas figure that is not a non-negative int."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -150,7 +211,7 @@ def _octas(value: int) -> None:
         raise MoneyError(f"gas_octas: negative: {value}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GasCost:
     """Gas the wallet paid for a transaction that is no trade, in octas.
 

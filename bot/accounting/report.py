@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from decimal import Decimal
+from operator import attrgetter
 
 from bot.accounting.buckets import BucketPeriod, bucket_keys, bucket_label, bucket_of, zone_of
 from bot.accounting.exact import EXACT, HUNDRED, RATIO, ZERO, ratio, total
@@ -162,10 +163,14 @@ def account(
     tz = zone_of(zone)
     start = ensure_utc(start) if start is not None else None
     end = ensure_utc(end) if end is not None else None
-    ordered = sorted(trades, key=_time_of)
-    counted = [
-        t for t in ordered if (start is None or t.time >= start) and (end is None or t.time <= end)
-    ]
+    ordered = sorted(trades, key=_time_of)  # stable: same-time trades keep their order
+    counted = ordered  # the trades in the window
+    if start is not None or end is not None:
+        counted = [
+            t
+            for t in ordered
+            if (start is None or t.time >= start) and (end is None or t.time <= end)
+        ]
     basis = CostBasis(method)
     tally = Tally()
     buckets: dict[date, Tally] = {}
@@ -245,7 +250,7 @@ def by_strategy(
     `main_pair`).
     """
     return _accounts(
-        _groups(trades, lambda t: t.strategy),
+        _groups(trades, _strategy_of),
         prices,
         pair_of,
         gas=_gas_groups(gas, lambda g: g.strategy),
@@ -272,7 +277,7 @@ def by_wallet(
 ) -> dict[str, Summary]:
     """`account` for each wallet's trades (all its strategies' lots together), by address."""
     return _accounts(
-        _groups(trades, lambda t: t.wallet),
+        _groups(trades, _wallet_of),
         prices,
         None,
         gas=_gas_groups(gas, lambda g: g.wallet),
@@ -333,8 +338,9 @@ def _groups(trades: Iterable[Trade], key: Callable[[Trade], str]) -> dict[str, l
     return dict(sorted(groups.items()))
 
 
-def _time_of(trade: Trade) -> datetime:
-    return trade.time
+_time_of: Callable[[Trade], datetime] = attrgetter("time")
+_strategy_of: Callable[[Trade], str] = attrgetter("strategy")
+_wallet_of: Callable[[Trade], str] = attrgetter("wallet")
 
 
 class Valuer:
@@ -348,7 +354,7 @@ class Valuer:
 
     def __init__(self, prices: PriceBook) -> None:
         self._prices = prices
-        self._columns: dict[str, tuple[list[int], list[Decimal]] | None] = {}
+        self._columns: dict[str, tuple[Sequence[int], list[Decimal]] | None] = {}
 
     def _usd(self, token: str, micros: int) -> Decimal | None:
         """The book's price of `token` in force at `micros` (the last at or before it)."""
@@ -370,16 +376,19 @@ class Valuer:
         if sold_price is None:
             sold_price = self._usd(trade.sold_token, micros)
         if sold_price is not None and (sold_price > ZERO or trade.sold == ZERO):
-            value = EXACT.multiply(trade.sold, sold_price)
+            value = _multiply(trade.sold, sold_price)
         else:
             bought_price = self._bought_price(trade, micros)
             if bought_price is not None:
-                value = EXACT.multiply(trade.bought, bought_price)
+                value = _multiply(trade.bought, bought_price)
         fees = trade.fees
         if not fees:
             return value, ()
         if len(fees) == 1:  # the usual keeper fee
-            return value, (self._fee_usd(trade, fees[0], micros, sold_price),)
+            fee = fees[0]
+            if fee.usd is None and fee.token == trade.sold_token and sold_price is not None:
+                return value, (_multiply(fee.amount, sold_price),)  # `_fee_usd`, in short
+            return value, (self._fee_usd(trade, fee, micros, sold_price),)
         return value, tuple(self._fee_usd(trade, fee, micros, sold_price) for fee in fees)
 
     def _bought_price(self, trade: Trade, micros: int) -> Decimal | None:
@@ -409,27 +418,27 @@ def book_trade(
     uncovered: dict[str, Decimal] | None,
 ) -> Decimal:
     """Move the trade through the lots; the realised gain of its sale (USD)."""
-    taken_cost, beyond = basis.take(trade.sold_token, trade.sold)
-    if beyond > ZERO and uncovered is not None:
-        uncovered[trade.sold_token] = EXACT.add(uncovered.get(trade.sold_token, ZERO), beyond)
+    sold_token, sold = trade.sold_token, trade.sold
+    taken_cost, beyond = basis.take(sold_token, sold)  # beyond: never negative
+    if beyond and uncovered is not None:
+        uncovered[sold_token] = _add(uncovered.get(sold_token, ZERO), beyond)
     cost = ZERO
-    if trade.fees:
-        for fee, usd in zip(trade.fees, fee_usd, strict=True):
-            third = fee.token != trade.sold_token and fee.token != trade.bought_token
-            if usd is not None and third:  # a fee in a third token, paid on top: a cost
-                cost = EXACT.add(cost, usd)
+    for fee, usd in zip(trade.fees, fee_usd, strict=True):
+        # A fee in a third token, paid on top: a cost.
+        if usd is not None and fee.token != sold_token and fee.token != trade.bought_token:
+            cost = _add(cost, usd)
     if trade.gas_usd is not None:
-        cost = EXACT.add(cost, trade.gas_usd)
+        cost = _add(cost, trade.gas_usd)
     if value is None:
         basis.add(trade.bought_token, trade.bought, cost)
         return ZERO
-    basis.add(trade.bought_token, trade.bought, EXACT.add(value, cost))
-    covered_value = value
-    if beyond > ZERO:  # the uncovered part is sold at its value: no gain
-        covered_value = EXACT.subtract(
-            value, RATIO.divide(EXACT.multiply(value, beyond), trade.sold)
-        )
-    return EXACT.subtract(covered_value, taken_cost)
+    basis.add(trade.bought_token, trade.bought, _add(value, cost))
+    if beyond:  # the uncovered part is sold at its value: no gain
+        value = _subtract(value, RATIO.divide(EXACT.multiply(value, beyond), sold))
+    return _subtract(value, taken_cost)
+
+
+_add, _subtract, _multiply = EXACT.add, EXACT.subtract, EXACT.multiply  # for every trade
 
 
 def _holdings(basis: CostBasis, prices: PriceBook, at: datetime) -> tuple[Holding, ...]:

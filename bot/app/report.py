@@ -37,6 +37,7 @@ from bot.accounting.locked import Locked, OpenOrder, locked_funds
 from bot.accounting.prices import PriceBook, PriceSeries
 from bot.accounting.records import APT_COIN_TYPE, GasCost
 from bot.app.errors import SetupError
+from bot.clock import from_micros
 from bot.money import format_decimal
 
 if TYPE_CHECKING:
@@ -227,31 +228,48 @@ def load_records(
     query each (`bot.journal.fills_read`), not one per order: a year of fills is read in
     a fraction of a second. APT is always priced: it pays the gas.
     """
-    from bot.journal.fills_read import fills_by_order_row, order_views, price_columns
+    from bot.journal.canon import token as canon_token
+    from bot.journal.fills_read import fill_batches, order_views, price_micros
 
-    fills = fills_by_order_row(journal, strategy=strategy)
-    trades: list[Trade] = []
     mine = [
         order
         for order in (order_views(journal) if orders is None else orders)
         if strategy is None or order.strategy == strategy
     ]
-    for order in mine:
-        trades += trades_of_order(order, fills.pop(order.row_id, ()))  # freed as read
+    by_row = {order.row_id: order for order in mine}
+    made: dict[int, list[Trade]] = {}
+    for batch in fill_batches(journal, strategy=strategy):  # each batch's rows let go once made
+        for row_id, fills in batch.items():
+            order = by_row.get(row_id)
+            found = [] if order is None else trades_of_order(order, fills)
+            if found:  # only an order with trades: its tokens are priced
+                made.setdefault(row_id, []).extend(found)
+    trades: list[Trade] = []
+    traded: set[str] = set()
+    for order in mine:  # in the order of the orders, as read one order at a time
+        if order.row_id in made:
+            trades += made.pop(order.row_id)
+            traded.update((order.from_token, order.to_token))
     rest = swaps_and_gas(journal, strategy=strategy)
     trades += rest.trades
-    traded = {t for trade in trades for t in (trade.sold_token, trade.bought_token)}
+    traded.update(t for trade in rest.trades for t in (trade.sold_token, trade.bought_token))
     tokens = sorted(traded | {APT_COIN_TYPE})
     series: dict[str, PriceSeries] = {}
     latest = max((trade.time for trade in trades), default=None)
-    for token in tokens:  # one token's prices at a time: its times are let go once read
-        for key, (times, prices) in price_columns(journal, [token]).items():
-            series[key] = PriceSeries.of_columns(key, times, prices)
+    for token in tokens:  # one token's prices at a time
+        micros, prices = price_micros(journal, token)
+        if micros:
+            key = canon_token(token)
+            series[key] = PriceSeries.of_micros(key, micros, prices)
             if key in traded:  # APT's prices alone do not make a report's "now"
-                latest = times[-1] if latest is None else max(latest, times[-1])
+                last = from_micros(micros[-1])
+                latest = last if latest is None else max(latest, last)
     book = PriceBook(series)
     return JournalLoad(
-        trades=[_with_gas_usd(trade, book) for trade in trades],
+        trades=[
+            _with_gas_usd(trade, book) if trade.gas_octas and trade.gas_usd is None else trade
+            for trade in trades
+        ],
         gas=[replace(g, gas_usd=gas_usd(g.gas_octas, g.time, book)) for g in rest.gas],
         gas_unknown=rest.gas_unknown,
         open_orders=open_orders(mine),
@@ -269,9 +287,7 @@ def load_trades(
 
 
 def _with_gas_usd(trade: Trade, book: PriceBook) -> Trade:
-    """The trade with its gas valued at APT's price then, when it has gas and no value."""
-    if not trade.gas_octas or trade.gas_usd is not None:
-        return trade
+    """The trade (with gas, no USD value for it) with its gas valued at APT's price then."""
     return replace(trade, gas_usd=gas_usd(trade.gas_octas, trade.time, book))
 
 

@@ -10,12 +10,16 @@ views' fields (`FillRow`) or plain columns. Read-only; a read-only journal may u
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields
 from datetime import UTC, datetime
 from decimal import Decimal
+from itertools import repeat
+from operator import floordiv, itemgetter, sub
 from typing import Any, Final, TypeVar
 
+from bot.clock import EPOCH, MICROSECOND
 from bot.journal import canon
 from bot.journal.base import JournalBase
 from bot.journal.models import Fill, Order, PriceTick
@@ -24,14 +28,20 @@ from bot.journal.text import parse_decimal_text
 from bot.journal.types import BigIntText, DecimalText, UtcDateTime
 from bot.journal.views import OrderView
 
-__all__ = ["fills_by_order_row", "order_views", "price_columns"]
+__all__ = [
+    "fill_batches",
+    "fills_by_order_row",
+    "order_views",
+    "price_micros",
+]
 
 _FILL_TABLE: Final = Fill.__tablename__
 _ORDER_TABLE: Final = Order.__tablename__
 _BATCH: Final = 5000  # rows fetched from the driver at a time
-_SHARED: Final = 4096  # distinct texts a column remembers (`_shared`)
+_SHARED: Final = 4096  # distinct texts a column remembers (`_Parsed`)
 
 _T = TypeVar("_T")
+_first, _second = itemgetter(0), itemgetter(1)
 _PRICE_TABLE: Final = PriceTick.__tablename__
 
 
@@ -50,41 +60,22 @@ def _each_row(
 
     Fetched a batch at a time: a year of rows is never all held as text at once.
     """
+    for batch in _batches(journal, sql, parameters):
+        yield from batch
+
+
+def _batches(
+    journal: JournalBase, sql: str, parameters: tuple[Any, ...]
+) -> Iterator[Sequence[Any]]:
+    """`_each_row`'s rows a batch (`_BATCH`) at a time, for readers that loop over them."""
     with journal.engine.connect() as connection:
         cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
             cursor.execute(sql, parameters)
             while batch := cursor.fetchmany(_BATCH):
-                yield from batch
+                yield batch
         finally:
             cursor.close()
-
-
-def _rows(journal: JournalBase, sql: str, parameters: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-    """All the rows of one read query (stored text)."""
-    return list(_each_row(journal, sql, parameters))
-
-
-def _shared(read: Callable[[str], _T]) -> Callable[[str | None], _T | None]:
-    """`read` of a stored text, equal texts giving the one (immutable) value.
-
-    Fills repeat most of their values (a DCA's slice amount and fee, its keeper, the poll
-    that recorded them): one object each instead of one per fill, and no parse again.
-    The memory of texts seen is bounded (`_SHARED`).
-    """
-    seen: dict[str, _T] = {}
-
-    def value(text: str | None) -> _T | None:
-        if text is None:
-            return None
-        found = seen.get(text)
-        if found is None:
-            if len(seen) >= _SHARED:
-                seen.clear()
-            found = seen[text] = read(text)
-        return found
-
-    return value
 
 
 def order_views(journal: JournalBase) -> list[OrderView]:
@@ -104,7 +95,7 @@ def order_views(journal: JournalBase) -> list[OrderView]:
                 for name, read, value in zip(names, readers, row, strict=True)
             }
         )
-        for row in _rows(journal, sql, ())
+        for row in _each_row(journal, sql, ())
     ]
 
 
@@ -127,59 +118,124 @@ def fills_by_order_row(
     `strategy`: only the fills of that strategy's orders. One query for all of them; each
     fill a `FillRow` (`FillView`'s fields as a named tuple).
     """
+    found: dict[int, list[FillRow]] = {}
+    for batch in fill_batches(journal, strategy=strategy):
+        for row_id, fills in batch.items():
+            held = found.get(row_id)
+            if held is None:
+                found[row_id] = fills
+            else:
+                held += fills
+    return found
+
+
+def fill_batches(
+    journal: JournalBase, *, strategy: str | None = None
+) -> Iterator[dict[int, list[FillRow]]]:
+    """`fills_by_order_row`'s fills a batch of rows at a time, each batch by order row id.
+
+    In recording order (an order's fills may go on in the next batch). For a reader that
+    turns fills into something else at once: it never holds a year of them.
+    """
     selected = ", ".join(f"f.{name}" for name in FillRow._fields)
     sql = f"SELECT f.order_row_id, {selected} FROM {_FILL_TABLE} f"  # noqa: S608 - fixed names
     parameters: tuple[str, ...] = ()
     if strategy is not None:
         sql += " JOIN orders o ON o.id = f.order_row_id WHERE o.strategy = ?"
         parameters = (strategy,)
-    found: dict[int, list[FillRow]] = {}
-    text = _shared(str)
-    amount = _shared(parse_decimal_text)
-    recorded = _shared(_stored_time)
-    # FillRow's fields in order; amounts and times parsed as the ORM parses them.
-    for row in _each_row(journal, sql + " ORDER BY f.id", parameters):
-        fill = FillRow(
-            row[1],
-            text(row[2]),  # type: ignore[arg-type]  # NOT NULL
-            row[3],
-            amount(row[4]),
-            amount(row[5]),
-            amount(row[6]),
-            None if row[7] is None else _stored_time(row[7]),
-            text(row[8]),
-            amount(row[9]),
-            amount(row[10]),
-            amount(row[11]),
-            amount(row[12]),
-            recorded(row[13]),  # type: ignore[arg-type]  # NOT NULL
+    text: _Parsed[str] = _Parsed(str)
+    amount = _Parsed(parse_decimal_text)
+    recorded = _Parsed(_stored_time)
+    for rows in _batches(journal, sql + " ORDER BY f.id", parameters):
+        for parsed in (text, amount, recorded):
+            parsed.bound()
+        # A column at a time, then a `FillRow` (its fields in order) of each row's values.
+        (row_id, tx_id, kind, number, sold, bought, fee, time, keeper, price, *usd, at) = zip(
+            *rows, strict=True
         )
-        fills = found.get(row[0])
-        if fills is None:
-            fills = found[row[0]] = []
-        fills.append(fill)
-    return found
+        share = amount.__getitem__
+        fills = map(
+            tuple.__new__,
+            repeat(FillRow),
+            zip(
+                tx_id,
+                map(text.__getitem__, kind),  # NOT NULL
+                number,
+                map(share, sold),
+                [None if value is None else parse_decimal_text(value) for value in bought],
+                map(share, fee),
+                [None if value is None else _stored_time(value) for value in time],
+                map(text.__getitem__, keeper),
+                map(share, price),
+                *(map(share, column) for column in usd),
+                map(recorded.__getitem__, at),  # NOT NULL
+                strict=True,
+            ),
+        )
+        found: dict[int, list[FillRow]] = {}
+        for order, fill in zip(row_id, fills, strict=True):  # in recording order
+            held = found.get(order)
+            if held is None:
+                found[order] = [fill]
+            else:
+                held.append(fill)
+        yield found
 
 
-def price_columns(
-    journal: JournalBase, tokens: Iterable[str]
-) -> dict[str, tuple[list[datetime], list[Decimal]]]:
-    """Each token's recorded USD prices, oldest first: token → (times, prices).
+class _Parsed(dict[str | None, _T | None]):
+    """Stored texts read by `read`, equal texts giving the one (immutable) value; None: None.
 
-    One query a token; a token without prices is absent.
+    Fills repeat most of their values (a DCA's slice amount and fee, its keeper, the poll
+    that recorded them): one object each instead of one per fill, and no parse again. A
+    text seen before costs one dict look-up (`parsed[text]`); `bound` keeps the memory of
+    texts seen small (`_SHARED`).
     """
-    found: dict[str, tuple[list[datetime], list[Decimal]]] = {}
+
+    def __init__(self, read: Callable[[str], _T]) -> None:
+        super().__init__({None: None})
+        self._read = read
+
+    def __missing__(self, text: str | None) -> _T | None:
+        value = self[text] = self._read(text)  # type: ignore[arg-type]  # None is held
+        return value
+
+    def bound(self) -> None:
+        """Forget the texts seen once there are more than `_SHARED` of them."""
+        if len(self) > _SHARED:
+            self.clear()
+            self[None] = None
+
+
+def price_micros(journal: JournalBase, token: str) -> tuple[array[int], list[Decimal]]:
+    """One token's recorded USD prices, oldest first: (times as µs since the epoch, prices).
+
+    One query. For a price series kept as µs (`PriceSeries.of_micros` of the accounting):
+    a year of minute prices without a `datetime` or an `int` object each (an array of
+    8-byte integers), worked out a column at a time. Both are empty without prices.
+    """
+    micros: array[int] = array("q")
+    prices: list[Decimal] = []
+    for stamps, usd in _price_batches(journal, canon.token(token)):
+        moments = list(map(datetime.fromisoformat, stamps))
+        if any(moment.tzinfo is not UTC for moment in moments):  # not as the journal writes
+            moments = list(map(_stored_time, stamps))
+        # `to_micros` of each: (moment - EPOCH) // MICROSECOND
+        micros.extend(map(floordiv, map(sub, moments, repeat(EPOCH)), repeat(MICROSECOND)))
+        prices += usd
+    return micros, prices
+
+
+def _price_batches(journal: JournalBase, key: str) -> Iterator[tuple[list[str], list[Decimal]]]:
+    """The stored prices of the token `key` (canonical), oldest first, a batch at a time.
+
+    Each batch: (its times as stored, its prices).
+    """
     sql = (
         f"SELECT timestamp, usd_price FROM {_PRICE_TABLE} "  # noqa: S608 - fixed names
         "WHERE token = ? ORDER BY timestamp"
     )
-    for key in sorted({canon.token(token) for token in tokens}):
-        times: list[datetime] = []
-        prices: list[Decimal] = []
-        usd = _shared(parse_decimal_text)  # a price repeats often: one object, one parse
-        for stamp, price in _each_row(journal, sql, (key,)):
-            times.append(_stored_time(stamp))
-            prices.append(usd(price))  # type: ignore[arg-type]  # NOT NULL
-        if times:
-            found[key] = (times, prices)
-    return found
+    usd = _Parsed(parse_decimal_text)  # a price repeats often: one object, one parse
+    for rows in _batches(journal, sql, (key,)):
+        usd.bound()
+        prices: list[Decimal] = list(map(usd.__getitem__, map(_second, rows)))  # type: ignore[arg-type]  # NOT NULL
+        yield list(map(_first, rows)), prices

@@ -39,8 +39,9 @@ from bot.accounting.exact import EXACT, ratio
 from bot.accounting.from_journal import price_book, trades_of_order
 from bot.app.errors import SetupError
 from bot.app.report import ReportRequest, _CollectorPause, build_report, load_trades
+from bot.clock import to_micros
 from bot.journal import Journal
-from bot.journal.fills_read import fills_by_order_row, order_views, price_columns
+from bot.journal.fills_read import fills_by_order_row, order_views, price_micros
 from bot.journal.rows import FillRow
 from bot.journal.views import (
     FillRecord,
@@ -131,11 +132,11 @@ def test_the_bulk_reads_give_what_the_orm_reads_give(journal: Journal) -> None:
         views = journal.fills(order.kind, order.order_id)
         assert len(views) == 7
         assert every[order.row_id] == [FillRow(*dataclasses.astuple(v)) for v in views]
-    for token in (APT, USDC, GUI):
+    for token in (APT, USDC, GUI):  # GUI: no prices
         ticks = journal.price_ticks(token)
-        columns = price_columns(journal, [token]).get(token, ([], []))
-        assert columns == ([t.timestamp for t in ticks], [t.usd_price for t in ticks])
-    assert GUI not in price_columns(journal, [APT, GUI, USDC])  # no prices: absent
+        micros, prices = price_micros(journal, token)
+        assert list(micros) == [to_micros(t.timestamp) for t in ticks]
+        assert prices == [t.usd_price for t in ticks]
 
 
 def test_the_loader_gives_what_the_per_order_path_gives(journal: Journal) -> None:
