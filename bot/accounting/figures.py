@@ -96,7 +96,8 @@ class Tally:
                 self.gas_unvalued += 1
         if trade.gas_usd is not None:
             self.gas_usd = add(self.gas_usd, trade.gas_usd)
-        self.realised_usd = add(self.realised_usd, realised_usd)
+        if realised_usd:  # most trades (buys) realise nothing
+            self.realised_usd = add(self.realised_usd, realised_usd)
 
     def add_gas(self, octas: int, usd: Decimal | None) -> None:
         """Count gas paid outside any trade (`GasCost`): in the gas, and as a realised loss."""

@@ -434,6 +434,8 @@ def book_trade(
         return ZERO
     basis.add(trade.bought_token, trade.bought, _add(value, cost))
     if beyond:  # the uncovered part is sold at its value: no gain
+        if beyond == sold:  # all of it (a DCA spending its stablecoin): value − value
+            return _subtract(ZERO, taken_cost) if taken_cost else ZERO
         value = _subtract(value, RATIO.divide(EXACT.multiply(value, beyond), sold))
     return _subtract(value, taken_cost)
 
