@@ -87,16 +87,17 @@ def order_views(journal: JournalBase) -> list[OrderView]:
     names = [f.name for f in fields(OrderView)]
     columns = ["id" if name == "row_id" else name for name in names]
     readers = [_reader(table.c[column].type) for column in columns]
+    parsed = [(i, read) for i, read in enumerate(readers) if read is not None]
     sql = f"SELECT {', '.join(columns)} FROM {_ORDER_TABLE} ORDER BY id"  # noqa: S608
-    return [
-        OrderView(
-            **{
-                name: value if value is None or read is None else read(value)
-                for name, read, value in zip(names, readers, row, strict=True)
-            }
-        )
-        for row in _each_row(journal, sql, ())
-    ]
+    views = []
+    for row in _each_row(journal, sql, ()):
+        values = list(row)  # the columns in `OrderView`'s field order
+        for i, read in parsed:  # only the stored texts that need reading (amounts, times)
+            value = values[i]
+            if value is not None:
+                values[i] = read(value)
+        views.append(OrderView(**dict(zip(names, values, strict=True))))
+    return views
 
 
 def _reader(kind: object) -> Callable[[Any], Any] | None:
