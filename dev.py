@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -43,6 +44,45 @@ def _ensure_venv() -> Path:
     return python
 
 
+def _has_postgresql() -> bool:
+    return bool(shutil.which("initdb")) or any(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+
+
+SYSTEM_PACKAGES = (
+    ("postgresql", "the journal's PostgreSQL tests", _has_postgresql),
+    ("chromium", "the console's browser tests", lambda: bool(shutil.which("chromium"))),
+)
+"""Debian packages some tests use: (package, whose tests, whether it is installed)."""
+
+
+def _ensure_system_packages() -> None:
+    """Install the system packages tests use (`SYSTEM_PACKAGES`) when missing.
+
+    Only as root with apt-get (a CI container, a fresh VM); otherwise, or when the install
+    fails, those tests skip with one line naming what is missing.
+    """
+    missing = [(package, whose) for package, whose, present in SYSTEM_PACKAGES if not present()]
+    if not missing:
+        return
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("apt-get"):
+        for package, whose in missing:
+            print(f"dev.py: {package} not installed: {whose} will skip", file=sys.stderr)
+        return
+    names = [package for package, _ in missing]
+    print(f"dev.py: installing {', '.join(names)} for the tests", file=sys.stderr)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    codes = [
+        subprocess.run(command, env=env, stdout=subprocess.DEVNULL, check=False).returncode
+        for command in (
+            ["apt-get", "update", "-q"],
+            ["apt-get", "install", "-y", "-q", "--no-install-recommends", *names],
+        )
+    ]
+    if codes[-1] != 0:
+        for package, whose in missing:
+            print(f"dev.py: installing {package} failed: {whose} will skip", file=sys.stderr)
+
+
 def _run(args: list[str], cwd: Path | None = ROOT) -> int:
     """Run `args` in `cwd` (None: the caller's own directory) until it ends."""
     process = subprocess.Popen(args, cwd=cwd)
@@ -72,6 +112,7 @@ def main(argv: list[str]) -> int:
         # (two strategies on an accelerated clock, state kept in ./data). Ctrl-C stops it.
         return _run([python, "-m", "bot", "run", "--paper", *rest])
     # test: static checks first (fast, and they name the file and line), then the suite.
+    _ensure_system_packages()
     for check in (
         [python, "-m", "ruff", "check", "bot", "strategies", "harness", "tests", "bench", "dev.py"],
         [python, "-m", "mypy"],

@@ -8,6 +8,9 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
+# The throwaway PostgreSQL cluster (`pg_cluster`, one a session) and its fresh databases.
+pytest_plugins = ["tests.support.postgres"]
+
 
 @pytest.fixture(autouse=True)
 def _fresh_logging() -> Iterator[None]:

@@ -41,11 +41,11 @@ def take_wallet_lock(settings: Settings, wallet: str) -> WalletLock:
     Raises:
         SetupError: another process trades the wallet, or the lock cannot be opened.
     """
-    lock = WalletLock(lock_dir(settings.daemon.lock_dir), wallet)
+    lock = WalletLock(lock_dir(settings.daemon.lock_dir), wallet, database=settings.journal.url)
     try:
         taken = lock.try_acquire()
     except WalletLockError as exc:
         raise SetupError(str(exc)) from exc
     if not taken:
-        raise SetupError(f"another process trades {wallet} (lock {lock.path})")
+        raise SetupError(f"another process trades {wallet} ({lock.blocked_by})")
     return lock

@@ -1,4 +1,4 @@
-"""`bot journal migrate | export`: the journal database's schema and contents."""
+"""`bot journal migrate | export | copy`: the journal database's schema and contents."""
 
 from __future__ import annotations
 
@@ -8,15 +8,17 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from bot.cli.common import EXIT_USAGE, fail, load_or_exit, open_journal
 from bot.journal import JournalError
+from bot.journal.copy import BATCH_ROWS, CopyMismatch, copy_journal
+from bot.journal.db import check_url, driver_message, journal_name
 from bot.journal.export import EXPORT_TABLES
 from bot.journal.migrate import MigrationError, head_revision, upgrade
 
 app = typer.Typer(
-    help="Migrate or export the journal (the bot's record of orders and money).",
+    help="Migrate, export or copy the journal (the bot's record of orders and money).",
     no_args_is_help=True,
 )
 
@@ -38,12 +40,15 @@ def migrate(ctx: typer.Context, url: UrlOption = None) -> None:
     settings = load_or_exit(ctx)
     target = url or settings.journal.url
     try:
+        name = journal_name(check_url(target))  # never with its password
         before, after = upgrade(target)
-    except JournalError as exc:  # damaged, or a newer bot's: one line naming it
+    except JournalError as exc:  # damaged, a newer bot's, an unknown engine: one line
         fail(str(exc), EXIT_USAGE)
+    except OperationalError as exc:  # the database cannot be reached
+        fail(f"journal at {name}: cannot open it: {driver_message(exc)}", EXIT_USAGE)
     except (SQLAlchemyError, MigrationError, OSError) as exc:
-        fail(f"journal at {target}: migration failed: {exc}")
-    typer.echo(f"journal at {target}: {before or 'empty'} → {after or head_revision()}")
+        fail(f"journal at {name}: migration failed: {exc}")
+    typer.echo(f"journal at {name}: {before or 'empty'} → {after or head_revision()}")
 
 
 def _tables(given: list[str] | None) -> list[str] | None:
@@ -93,3 +98,42 @@ def export(
                     journal.export(format.value, handle, tables=table or None)
     except (JournalError, SQLAlchemyError, OSError) as exc:
         fail(f"journal at {target}: {exc}")
+
+
+@app.command("copy")
+def copy(
+    source: Annotated[str, typer.Argument(help="The journal to copy (SQLAlchemy URL).")],
+    destination: Annotated[
+        str, typer.Argument(help="Where to copy it (created or migrated; may hold a partial copy).")
+    ],
+    batch: Annotated[
+        int, typer.Option("--batch", min=1, help="Rows per committed batch.")
+    ] = BATCH_ROWS,
+) -> None:
+    """Copy a journal (SQLite ↔ PostgreSQL) exactly, verified row by row; run again to resume.
+
+    Stop the daemon first. The source is only read; the destination gets every table in
+    batches, each committed, so an interrupted copy continues where it stopped.
+    """
+    try:
+        source_name = journal_name(check_url(source))
+        name = journal_name(check_url(destination))
+    except JournalError as exc:  # an engine the journal does not support: one line
+        fail(str(exc), EXIT_USAGE)
+    if source_name == name:
+        fail("the source and the destination are the same journal", EXIT_USAGE)
+    reader = open_journal(source, readonly=True)  # or one line and exit 2
+    with reader:
+        writer = open_journal(destination)
+        with writer:
+            try:
+                tables = copy_journal(reader.engine, writer.engine, size=batch)
+            except CopyMismatch as exc:
+                fail(f"journal at {name}: verification failed: {exc}")
+            except JournalError as exc:
+                fail(str(exc))
+    for table in tables:
+        typer.echo(
+            f"{table.table}: {table.rows} rows ({table.copied} copied now), sha256 {table.digest}"
+        )
+    typer.echo(f"journal at {name}: verified, row by row, equal to the journal at {source_name}")

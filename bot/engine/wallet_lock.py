@@ -11,6 +11,12 @@ A second process (e.g. `bot cancel` while the daemon runs) cannot take the lock;
 its request to the running daemon through the journal's command queue instead of racing
 the daemon's sequence numbers. The lock dies with its process (no stale lock after a
 crash).
+
+When the journal is PostgreSQL (`database=` the journal's URL), the lock also takes a
+PostgreSQL advisory lock on the wallet's address in that database, on a connection of its
+own held for the process's life (`bot.journal.advisory`): a daemon of the same wallet on
+*another machine* sharing the journal is refused as well. `still_held()` tells whether the
+database lock survived (a dropped connection loses it).
 """
 
 from __future__ import annotations
@@ -20,9 +26,12 @@ import os
 import pwd
 from pathlib import Path
 from types import TracebackType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from bot.aptos.address import Address
+
+if TYPE_CHECKING:  # the database lock's modules load only for a PostgreSQL journal
+    from bot.journal.advisory import AdvisoryLock
 
 __all__ = ["LOCK_SUBDIR", "WalletLock", "WalletLockError", "default_lock_dir", "lock_dir"]
 
@@ -55,11 +64,23 @@ def lock_dir(configured: Path | None) -> Path:
 
 
 class WalletLock:
-    """An exclusive, non-blocking lock on `<dir>/wallet-<address>.lock`."""
+    """An exclusive, non-blocking lock on `<dir>/wallet-<address>.lock`.
 
-    def __init__(self, directory: Path, wallet: str) -> None:
-        self.path = directory / f"wallet-{Address.parse(wallet).long[2:]}.lock"
+    With `database` a PostgreSQL URL, also the advisory lock on the wallet in that
+    database (see the module docstring); with SQLite (or None) the file lock alone.
+    """
+
+    def __init__(self, directory: Path, wallet: str, *, database: str | None = None) -> None:
+        address = Address.parse(wallet).long
+        self.path = directory / f"wallet-{address[2:]}.lock"
+        self.blocked_by = f"lock {self.path}"
+        """Which lock another process holds, after `try_acquire` returned False."""
         self._fd: int | None = None
+        self._database: AdvisoryLock | None = None
+        if database is not None and database.partition(":")[0].startswith("postgresql"):
+            from bot.journal.advisory import AdvisoryLock
+
+            self._database = AdvisoryLock(database, f"wallet:{address}")
 
     @property
     def held(self) -> bool:
@@ -91,10 +112,58 @@ class WalletLock:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
-        return True
+        return self._take_database_lock()
+
+    def _take_database_lock(self) -> bool:
+        if self._database is None:
+            return True
+        from bot.journal.errors import JournalError
+
+        try:
+            taken = self._database.try_acquire()
+        except JournalError as exc:
+            self.release()
+            raise WalletLockError(str(exc)) from None
+        if not taken:
+            self.release()
+            self.blocked_by = self._database.where
+        return taken
+
+    def still_held(self) -> bool:
+        """True while every lock is held.
+
+        The database's is asked: a dropped connection loses it, and another daemon may
+        hold it now.
+        """
+        if self._fd is None:
+            return False
+        return self._database is None or self._database.still_held()
+
+    def regain(self) -> bool:
+        """Hold every lock again after `still_held` said the database's was lost.
+
+        True when held (it was, or it was taken again); False while another process holds
+        it or the database cannot be reached: trade nothing until this returns True. The
+        file lock is kept throughout.
+
+        Raises:
+            WalletLockError: the file lock is not held (never taken, or released).
+        """
+        if self._fd is None:
+            raise WalletLockError(f"the wallet lock {self.path} is not held: take it first")
+        if self._database is None or self._database.still_held():
+            return True
+        from bot.journal.errors import JournalError
+
+        try:
+            return self._database.try_acquire()
+        except JournalError:
+            return False
 
     def release(self) -> None:
-        """Let the lock go (closing the file releases it)."""
+        """Let the lock go (closing the file releases it; the database lock's connection too)."""
+        if self._database is not None:
+            self._database.release()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

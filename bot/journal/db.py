@@ -18,6 +18,15 @@ Transactions are begun by SQLAlchemy, not by the `sqlite3` module (whose legacy 
 starts them late and breaks repeatable reads): deferred `BEGIN` by default, `BEGIN
 IMMEDIATE` on an engine from `write_engine` (the write lock is taken at the start, so
 a read-then-write transaction can never fail half-way with "database is locked").
+
+PostgreSQL (`postgresql+psycopg://…`, psycopg 3; `postgresql://` means the same) keeps the
+same rules (docs/journal.md, "PostgreSQL"): readers run at REPEATABLE READ (one snapshot
+per transaction, as a SQLite reader sees); a write transaction runs at READ COMMITTED and
+first takes the transaction-scoped advisory lock `WRITER_LOCK_KEY`, the counterpart of
+`BEGIN IMMEDIATE`: writers queue, one at a time, and every statement after the lock sees
+all that was committed before it, so a read-then-write never fails half-way with a
+serialization error and nothing needs to be retried. Any other engine is refused
+(`JournalError`, one line).
 """
 
 from __future__ import annotations
@@ -27,13 +36,16 @@ from typing import Any, Final
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, Connection, make_url
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.pool import StaticPool
 
-from bot.journal.errors import JournalUnusable
+from bot.journal.errors import JournalError, JournalUnusable
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
+    "SUPPORTED",
+    "WRITER_LOCK_KEY",
+    "check_url",
     "driver_message",
     "is_sqlite",
     "journal_name",
@@ -52,6 +64,35 @@ _UNUSABLE: Final = {
     "SQLITE_NOTADB": "not a SQLite database file",
     "SQLITE_CORRUPT": "the database file is damaged",
 }
+
+
+SUPPORTED: Final = "sqlite:///FILE or postgresql+psycopg://USER@HOST/DB"
+"""The journal URLs this bot accepts, as the refusal names them."""
+WRITER_LOCK_KEY: Final = 0x6A6F75726E616C  # "journal": one writer transaction at a time
+_PG_DRIVERS: Final = {"", "psycopg"}
+
+
+def check_url(url: str | URL) -> URL:
+    """The parsed journal URL; `postgresql://` is taken as `postgresql+psycopg://`.
+
+    Raises:
+        JournalError: not a URL, or an engine or driver the journal does not support
+            (one line; the password is never shown).
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise JournalError(f"journal URL is not a database URL (use {SUPPORTED})") from None
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return parsed
+    if backend == "postgresql" and parsed.drivername.partition("+")[2] in _PG_DRIVERS:
+        return parsed.set(drivername="postgresql+psycopg")
+    shown = parsed.render_as_string(hide_password=True)
+    raise JournalError(
+        f"journal URL {shown}: engine {parsed.drivername!r} is not supported "
+        f"(use {SUPPORTED})"
+    )
 
 
 def is_sqlite(url: str | URL) -> bool:
@@ -139,18 +180,24 @@ def _on_begin(conn: Connection) -> None:
 
 
 def make_engine(url: str | URL, **kwargs: Any) -> Engine:
-    """An engine for `url`; SQLite gets its parent folder created and the pragmas above.
+    """An engine for `url`: SQLite or PostgreSQL, set up as the module docstring says.
+
+    SQLite gets its parent folder created and the pragmas above; PostgreSQL its isolation
+    levels and the writer lock.
 
     An in-memory SQLite URL (`sqlite://`) shares one connection (`StaticPool`), so every
     session sees the same database (tests only: no concurrency).
 
     Args:
-        url: any SQLAlchemy URL, e.g. the default `sqlite:///data/bot.db`.
+        url: a SQLite or PostgreSQL URL, e.g. the default `sqlite:///data/bot.db`.
         kwargs: passed to `sqlalchemy.create_engine`.
+
+    Raises:
+        JournalError: another engine, or PostgreSQL without psycopg (`check_url`).
     """
-    parsed = make_url(url)
+    parsed = check_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(parsed, **kwargs)
+        return _postgresql_engine(parsed, **kwargs)
     path = sqlite_file(parsed)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -165,8 +212,34 @@ def make_engine(url: str | URL, **kwargs: Any) -> Engine:
     return engine
 
 
+def _postgresql_engine(parsed: URL, **kwargs: Any) -> Engine:
+    try:
+        import psycopg  # noqa: F401 - only to name what is missing
+    except ImportError:
+        raise JournalError(
+            f"journal at {journal_name(parsed)}: PostgreSQL needs psycopg 3 "
+            "(pip install 'aptos-dca-bot[postgres]')"
+        ) from None
+    kwargs.setdefault("isolation_level", "REPEATABLE READ")
+    kwargs.setdefault("pool_pre_ping", True)
+    engine = create_engine(parsed, **kwargs)
+    event.listen(engine, "begin", _on_pg_begin)
+    return engine
+
+
+def _on_pg_begin(conn: Connection) -> None:
+    if conn.get_execution_options().get(_BEGIN_OPTION) == "IMMEDIATE":
+        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({WRITER_LOCK_KEY})")
+
+
 def write_engine(engine: Engine) -> Engine:
-    """The same engine (same pool) whose SQLite transactions start with `BEGIN IMMEDIATE`."""
-    if engine.dialect.name != "sqlite":
-        return engine
-    return engine.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
+    """The same engine (same pool) for writing transactions.
+
+    SQLite: `BEGIN IMMEDIATE`; PostgreSQL: READ COMMITTED after the writer lock
+    (`WRITER_LOCK_KEY`, see the module docstring).
+    """
+    if engine.dialect.name == "sqlite":
+        return engine.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
+    return engine.execution_options(
+        isolation_level="READ COMMITTED", **{_BEGIN_OPTION: "IMMEDIATE"}
+    )

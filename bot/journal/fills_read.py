@@ -68,6 +68,8 @@ def _batches(
     journal: JournalBase, sql: str, parameters: tuple[Any, ...]
 ) -> Iterator[Sequence[Any]]:
     """`_each_row`'s rows a batch (`_BATCH`) at a time, for readers that loop over them."""
+    if journal.engine.dialect.paramstyle != "qmark":  # psycopg: %s for SQLite's ?
+        sql = sql.replace("?", "%s")
     with journal.engine.connect() as connection:
         cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:

@@ -8,12 +8,13 @@ history (`bot.history`): `add_price_block` stores a long series at once and
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Final
+from typing import Any, Final
 
 from sqlalchemy import delete, func, literal, select, tuple_
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import col
@@ -31,6 +32,11 @@ __all__ = ["PriceTicksMixin"]
 _SOURCE: Final = re.compile(r"[a-z]{1,32}")
 """A tick's source is a short word (the series format's vocabulary: provider, paper, …)."""
 _INSERT_CHUNK: Final = 5000  # rows per statement (or per `add_price_ticks` call) of a block
+# The dialects whose `INSERT … ON CONFLICT DO NOTHING` stores a block in one transaction.
+_BULK_INSERTS: Final[dict[str, Callable[[Any], Any]]] = {
+    "sqlite": sqlite_insert,
+    "postgresql": postgresql_insert,
+}
 _DELETE_CHUNK: Final = 500  # ids per DELETE (well under SQLite's bound-parameter limit)
 _DOWNSAMPLE_BATCH: Final = 20_000  # old ticks examined per transaction: a brief write lock
 
@@ -114,14 +120,15 @@ class PriceTicksMixin(JournalBase):
         """Store one token's long series at once; (inserted, duplicates skipped).
 
         `times`, `prices` and `sources` are parallel columns, one entry a tick. A (token,
-        timestamp) already stored is kept as it was. On SQLite this is one transaction of
-        `INSERT … ON CONFLICT DO NOTHING` on the table's (token, timestamp) key, each value
+        timestamp) already stored is kept as it was. On SQLite and PostgreSQL this is one
+        transaction of `INSERT … ON CONFLICT DO NOTHING` on the (token, timestamp) key, each value
         checked by the column's own exact type (a naive time or an inexact price refuses
         the whole block); other databases go through `add_price_ticks` in chunks.
 
         Raises:
             JournalError: columns of unequal length, a bad token or source, a read-only or
-                closed journal, or the write failed (nothing of it is stored on SQLite).
+                closed journal, or the write failed (nothing of it is stored on SQLite or
+                PostgreSQL).
         """
         if not len(times) == len(prices) == len(sources):
             raise JournalError(
@@ -130,13 +137,14 @@ class PriceTicksMixin(JournalBase):
         key = canon.token(token)
         for value in set(sources):
             _source(value)
-        if self.engine.dialect.name != "sqlite":
-            return self._add_price_rows(key, symbol, times, prices, sources)
         if self.readonly:
             raise JournalError("journal opened read-only: cannot store price ticks")
+        dialect = self.engine.dialect.name
+        if dialect not in _BULK_INSERTS:
+            return self._add_price_rows(key, symbol, times, prices, sources)
         table = PriceTick.__table__  # type: ignore[attr-defined]
         count = select(func.count()).select_from(table).where(table.c.token == key)
-        statement = sqlite_insert(table).on_conflict_do_nothing(
+        statement = _BULK_INSERTS[dialect](table).on_conflict_do_nothing(
             index_elements=["token", "timestamp"]
         )
         try:

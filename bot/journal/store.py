@@ -29,6 +29,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.journal.commands import CommandsMixin
 from bot.journal.db import (
+    check_url,
     driver_message,
     journal_name,
     make_engine,
@@ -82,12 +83,15 @@ class Journal(
         found here, not half-way through a trade or a listing.
 
         Raises:
+            JournalError: an engine other than SQLite or PostgreSQL (psycopg 3), or
+                PostgreSQL without psycopg installed.
             JournalUnusable: not an intact SQLite database, or at a schema revision this
                 code does not know (a newer bot's): nothing is written to it.
             JournalError: read-only and the database is missing or not at `head`, or not
                 migrating and the schema is not at `head`, or it cannot be opened. Every
                 message is one line naming the journal (never its password).
         """
+        url = check_url(url)  # one line for an engine the journal does not support
         if readonly:
             path = sqlite_file(url)
             if path is not None and not path.exists():

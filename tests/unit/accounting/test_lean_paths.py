@@ -80,10 +80,14 @@ def _fills(prefix: str, count: int, start: datetime) -> list[FillRecord]:
     return fills
 
 
-@pytest.fixture
-def journal(tmp_path: Path) -> Iterator[Journal]:
-    path = tmp_path / "bot.db"
-    with Journal.open(f"sqlite:///{path}") as writer:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def journal(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Journal]:
+    """The same journal on each engine (the bulk reads are plain SQL: both must agree)."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'bot.db'}"
+    else:
+        url = str(request.getfixturevalue("pg_database_url"))
+    with Journal.open(url) as writer:
         orders = []
         for index, (strategy, sold, bought) in enumerate(
             [
@@ -114,7 +118,7 @@ def journal(tmp_path: Path) -> Iterator[Journal]:
             for token, price in ((APT, "5.5"), (USDC, "1"))
         ]
         writer.add_price_ticks(ticks)
-    with Journal.open(f"sqlite:///{path}", readonly=True) as reader:
+    with Journal.open(url, readonly=True) as reader:
         yield reader
 
 

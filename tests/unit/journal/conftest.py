@@ -14,9 +14,13 @@ APT = "0x1::aptos_coin::AptosCoin"
 USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"
 
 
-@pytest.fixture
-def url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'journal' / 'bot.db'}"
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The journal's URL, once per engine: a SQLite file, and a fresh PostgreSQL database
+    on the session's throwaway cluster (skipped, one line, where PostgreSQL cannot run)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'journal' / 'bot.db'}"
+    return str(request.getfixturevalue("pg_database_url"))
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ def test_migrate_uses_the_configured_url(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text(f'[journal]\nurl = "sqlite:///{db}"\n')
     result = runner.invoke(app, ["migrate"])
     assert result.exit_code == 0, result.output
-    assert result.output.strip() == f"journal at sqlite:///{db}: empty → {head_revision()}"
+    assert result.output.strip() == f"journal at {db}: empty → {head_revision()}"
     again = runner.invoke(app, ["migrate"])
     assert f"{head_revision()} → {head_revision()}" in again.output
 
@@ -93,3 +93,32 @@ def test_export_tables_as_a_comma_separated_list_or_repeated(tmp_path: Path) -> 
         app, ["export", "--format", "csv", "--url", url, "-t", "intents,,orders"]
     )
     assert result.exit_code == 2 and "unknown table ''" in result.output
+
+
+def test_migrate_refuses_an_unknown_engine_or_an_unreachable_database_in_one_line() -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    for url, says in [
+        ("mysql://u:secret@h/db", "engine 'mysql' is not supported"),
+        (f"postgresql+psycopg://u:secret@127.0.0.1:{port}/db", "cannot open it"),
+    ]:
+        result = runner.invoke(app, ["migrate", "--url", url])
+        assert result.exit_code == 2, result.output
+        assert says in result.output and "secret" not in result.output
+        assert len(result.output.strip().splitlines()) == 1
+
+
+def test_migrate_and_a_newer_schema_on_postgresql(pg_database_url: str) -> None:
+    from sqlalchemy import text
+
+    result = runner.invoke(app, ["migrate", "--url", pg_database_url])
+    assert result.exit_code == 0, result.output
+    assert f"empty → {head_revision()}" in result.output
+    with Journal.open(pg_database_url) as journal, journal.engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '9999_future'"))
+    again = runner.invoke(app, ["migrate", "--url", pg_database_url])
+    assert again.exit_code == 2 and "'9999_future' is not one this bot knows" in again.output
+    assert len(again.output.strip().splitlines()) == 1

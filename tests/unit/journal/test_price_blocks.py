@@ -31,7 +31,7 @@ def test_a_block_is_stored_once_and_what_was_there_stays(
     journal.add_price_ticks([PriceTickRow(T0 + timedelta(minutes=2), APT, Decimal(99))])
     calls: list[int] = []
     if dialect == "other":  # the chunked path through add_price_ticks
-        monkeypatch.setattr(journal.engine.dialect, "name", "postgresql")
+        monkeypatch.setattr(journal.engine.dialect, "name", "mysql")
         add = journal.add_price_ticks
         monkeypatch.setattr(journal, "add_price_ticks", lambda rows: calls.append(1) or add(rows))
     times = minutes(5)

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from bot.journal.migrations import order_transitions_unique
+
 revision: str = "0001_initial"
 down_revision: str | None = None
 branch_labels: str | Sequence[str] | None = None
@@ -119,7 +121,7 @@ def upgrade() -> None:
             "from_status",
             "to_status",
             "raw_hash",
-            name="uq_order_transitions_order_row_id_from_status_to_status_raw_hash",
+            name=order_transitions_unique(op.get_bind().dialect.name),
         ),
     )
     op.create_table(

@@ -17,19 +17,22 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from bot.journal.migrations import order_transitions_unique
+
 revision: str = "0003_transition_chain"
 down_revision: str | None = "0002_state_indexes"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-_UNIQUE = "uq_order_transitions_order_row_id_from_status_to_status_raw_hash"
 _INDEX = "ix_order_transitions_order_row_id"
 
 
 def upgrade() -> None:
     """Drop the unique key; index the order column."""
     with op.batch_alter_table("order_transitions") as batch:
-        batch.drop_constraint(_UNIQUE, type_="unique")
+        batch.drop_constraint(
+            order_transitions_unique(op.get_bind().dialect.name), type_="unique"
+        )
         batch.create_index(_INDEX, ["order_row_id"], unique=False)
 
 
@@ -38,5 +41,6 @@ def downgrade() -> None:
     with op.batch_alter_table("order_transitions") as batch:
         batch.drop_index(_INDEX)
         batch.create_unique_constraint(
-            _UNIQUE, ["order_row_id", "from_status", "to_status", "raw_hash"]
+            order_transitions_unique(op.get_bind().dialect.name),
+            ["order_row_id", "from_status", "to_status", "raw_hash"],
         )
