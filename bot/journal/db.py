@@ -90,8 +90,7 @@ def check_url(url: str | URL) -> URL:
         return parsed.set(drivername="postgresql+psycopg")
     shown = parsed.render_as_string(hide_password=True)
     raise JournalError(
-        f"journal URL {shown}: engine {parsed.drivername!r} is not supported "
-        f"(use {SUPPORTED})"
+        f"journal URL {shown}: engine {parsed.drivername!r} is not supported (use {SUPPORTED})"
     )
 
 

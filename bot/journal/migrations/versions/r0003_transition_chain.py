@@ -30,9 +30,7 @@ _INDEX = "ix_order_transitions_order_row_id"
 def upgrade() -> None:
     """Drop the unique key; index the order column."""
     with op.batch_alter_table("order_transitions") as batch:
-        batch.drop_constraint(
-            order_transitions_unique(op.get_bind().dialect.name), type_="unique"
-        )
+        batch.drop_constraint(order_transitions_unique(op.get_bind().dialect.name), type_="unique")
         batch.create_index(_INDEX, ["order_row_id"], unique=False)
 
 
