@@ -42,6 +42,7 @@ class _Verbs(LazyGroup):
             "record": "bot.cli.record_cmd:record",
             "series": "bot.cli.record_cmd:series_app",
             "backtest": "bot.cli.backtest_cmd:backtest",
+            "hyperopt": "bot.cli.hyperopt_cmd:hyperopt",
             "config": "bot.cli.config_cmd:app",
             "paper": "bot.cli.paper_cmd:app",
             "journal": "bot.cli.journal_cmd:app",
