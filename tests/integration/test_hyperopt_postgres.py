@@ -17,7 +17,6 @@ import pytest
 
 from tests.support.cli import ROOT, clean_env
 from tests.support.cli import run_bot as bot
-from tests.support.postgres import pg_cluster, pg_database_url  # noqa: F401 - fixtures
 
 optuna = pytest.importorskip("optuna", reason="the `search` extra (optuna) is not installed")
 
@@ -27,7 +26,7 @@ SPACE = "spacing_percent=0.5..4,rungs=1..8,expiry=[6 hour,1 day,3 day]"
 TRIALS = 16
 
 
-def test_two_workers_share_one_postgresql_study(pg_database_url: str, tmp_path: Path) -> None:  # noqa: F811
+def test_two_workers_share_one_postgresql_study(pg_database_url: str, tmp_path: Path) -> None:
     done = bot(
         "series", "synth", "--tokens", "APT", "--from", START, "--to", "2026-01-08",
         "--step", "60s", "--out", "week.parquet", cwd=tmp_path,
