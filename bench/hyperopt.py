@@ -78,12 +78,12 @@ def main() -> None:
     parser.add_argument(
         "--postgres",
         action="store_true",
-        help="keep the study in a throwaway PostgreSQL cluster (tests/support/postgres.py)",
+        help="keep the study in a throwaway PostgreSQL cluster (harness/postgres.py)",
     )
     args = parser.parse_args()
     if args.postgres:
         sys.path.insert(0, str(ROOT))
-        from tests.support.postgres import missing_reason, start_cluster
+        from harness.postgres import missing_reason, start_cluster
 
         reason = missing_reason()
         if reason:
