@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.domain import OrderKind
+
 __all__ = [
     "AlertModel",
     "AlertsAnswer",
@@ -410,4 +412,4 @@ class CancelBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["dca", "limit"] | None = None
+    kind: OrderKind | None = None

@@ -47,7 +47,7 @@ from bot.console.views import (
     transaction_model,
     transition_model,
 )
-from bot.domain import CLOSED_STATUSES, LIVE_ORDER_STATUSES, OrderStatus
+from bot.domain import CLOSED_STATUSES, LIVE_ORDER_STATUSES, OrderKind, OrderStatus
 from bot.engine.pauses import paused_strategies
 from bot.journal import Journal
 from bot.journal.intents import INTENT_STATES
@@ -185,7 +185,7 @@ def read_router(core: ConsoleCore) -> APIRouter:
     @router.get("/orders", response_model=OrdersPage)
     async def orders(
         strategy: str | None = None,
-        kind: Literal["dca", "limit"] | None = None,
+        kind: OrderKind | None = None,
         state: Annotated[
             Literal[ORDER_STATES] | None,  # type: ignore[valid-type]
             Query(description="open, closed, or one status"),
@@ -214,7 +214,7 @@ def read_router(core: ConsoleCore) -> APIRouter:
         return await core.off_loop(read)
 
     @router.get("/orders/{order_id}", response_model=OrderDetail, responses={404: {}, 409: {}})
-    async def order(order_id: str, kind: Literal["dca", "limit"] | None = None) -> OrderDetail:
+    async def order(order_id: str, kind: OrderKind | None = None) -> OrderDetail:
         """One order with its transitions, fills, intent and transactions."""
 
         def read() -> OrderDetail:
