@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import os
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -20,14 +20,9 @@ from typing import Any
 import pytest
 
 from bot.accounting.exports import COINTRACKING_COLUMNS, KOINLY_COLUMNS, read_csv
-from bot.journal import Journal
-from bot.journal.views import FillRecord, OrderObservation, OrderSnapshot, PriceTickRow
 from tests.support.cli import run_bot
+from tests.support.trade_journal import APT, T0, Sale, write_trades
 
-T0 = datetime(2026, 5, 1, tzinfo=UTC)
-WALLET = "0x" + "ab" * 32
-APT = "0x1::aptos_coin::AptosCoin"
-USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"
 TX = ["0x" + f"{n:02x}" * 32 for n in range(1, 5)]
 # Three DCA slices of 25 USDC (0.05 of each the keeper's) at APT 5, 4 and 6.25 USDC, and a
 # limit order of another strategy selling 1.23456789 APT for 7.40740734 USDC on day 2.
@@ -35,48 +30,11 @@ SLICES = [Decimal("4.99"), Decimal("6.2375"), Decimal("3.992")]
 
 
 def _fill_journal(path: Path) -> None:
-    fills = [FillRecord("0xt0", "created", 0, from_amount=Decimal("75"), time=T0)]
-    ticks = [PriceTickRow(T0, USDC, Decimal("1")), PriceTickRow(T0, APT, Decimal("5"))]
-    for n, (price, got) in enumerate(zip(("5", "4", "6.25"), SLICES, strict=True), start=1):
-        at = T0 + timedelta(hours=12 + 24 * (n - 1), seconds=n)
-        fills.append(FillRecord(TX[n - 1], "filled", n, Decimal("25"), got, Decimal("0.05"), at))
-        ticks.append(PriceTickRow(at, APT, Decimal(price)))
-    dca = OrderSnapshot(
-        kind="dca",
-        order_id="0xdca1",
-        wallet=WALLET,
-        from_token=USDC,
-        to_token=APT,
-        status="completed",
-        amount_total=Decimal("75"),
-        strategy="dca-apt",
+    prices = [Decimal("5"), Decimal("4"), Decimal("6.25")]
+    sale = Sale(Decimal("1.23456789"), Decimal("7.40740734"), T0 + timedelta(hours=40), TX[3])
+    write_trades(
+        path, list(zip(prices, SLICES, strict=True)), sale=sale, tx_ids=TX, second_offsets=True
     )
-    limit = OrderSnapshot(
-        kind="limit",
-        order_id="0xlim1",
-        wallet=WALLET,
-        from_token=APT,
-        to_token=USDC,
-        status="completed",
-        amount_total=Decimal("1.23456789"),
-        strategy="tp-apt",
-    )
-    sold = FillRecord(
-        TX[3],
-        "filled",
-        1,
-        Decimal("1.23456789"),
-        Decimal("7.40740734"),
-        None,
-        T0 + timedelta(hours=40),
-    )
-    with Journal.open(f"sqlite:///{path}") as journal:
-        journal.observe_orders(
-            [OrderObservation(dca, fills=fills), OrderObservation(limit, fills=[sold])],
-            observed_at=T0 + timedelta(hours=97),
-            source="poll",
-        )
-        journal.add_price_ticks(ticks)
 
 
 @pytest.fixture

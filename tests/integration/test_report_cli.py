@@ -8,21 +8,15 @@ here by hand.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
 from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.journal import Journal
-from bot.journal.views import FillRecord, OrderObservation, OrderSnapshot, PriceTickRow
 from tests.support.cli import run_bot
+from tests.support.trade_journal import APT, USDC, write_trades
 
-T0 = datetime(2026, 5, 1, tzinfo=UTC)
-WALLET = "0x" + "ab" * 32
-APT = "0x1::aptos_coin::AptosCoin"
-USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"
 # The DCA's slices: each sells 25 USDC (0.05 of it the keeper's) at noon of four days,
 # at an APT price of 5, 4, 5 and 6.25 USDC: 24.95 / price APT each.
 SLICES = [(Decimal("5"), Decimal("4.99")), (Decimal("4"), Decimal("6.2375"))]
@@ -32,44 +26,7 @@ LAST_PRICE = Decimal("6")  # APT's last recorded price, at T0 + 96 h
 
 
 def _fill_journal(path: Path) -> None:
-    fills = [FillRecord("0xt0", "created", 0, from_amount=Decimal("100"), time=T0)]
-    ticks = [PriceTickRow(T0, USDC, Decimal("1")), PriceTickRow(T0, APT, Decimal("5"))]
-    for n, (price, got) in enumerate(SLICES, start=1):
-        at = T0 + timedelta(hours=12 + 24 * (n - 1))
-        fills.append(FillRecord(f"0xt{n}", "filled", n, Decimal("25"), got, Decimal("0.05"), at))
-        ticks.append(PriceTickRow(at, APT, price))
-    ticks.append(PriceTickRow(T0 + timedelta(hours=96), APT, LAST_PRICE))
-    dca = OrderSnapshot(
-        kind="dca",
-        order_id="0xdca1",
-        wallet=WALLET,
-        from_token=USDC,
-        to_token=APT,
-        status="completed",
-        amount_total=Decimal("100"),
-        strategy="dca-apt",
-    )
-    # Another strategy's limit order: 1 APT sold for 5.5 USDC on day 3.
-    limit = OrderSnapshot(
-        kind="limit",
-        order_id="0xlim1",
-        wallet=WALLET,
-        from_token=APT,
-        to_token=USDC,
-        status="completed",
-        amount_total=Decimal("1"),
-        strategy="tp-apt",
-    )
-    sold = FillRecord(
-        "0xl1", "filled", 1, Decimal("1"), Decimal("5.5"), None, T0 + timedelta(hours=61)
-    )
-    with Journal.open(f"sqlite:///{path}") as journal:
-        journal.observe_orders(
-            [OrderObservation(dca, fills=fills), OrderObservation(limit, fills=[sold])],
-            observed_at=T0 + timedelta(hours=97),
-            source="poll",
-        )
-        journal.add_price_ticks(ticks)
+    write_trades(path, SLICES, last_price=LAST_PRICE)
 
 
 @pytest.fixture

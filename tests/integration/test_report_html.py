@@ -12,21 +12,15 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-from bot.journal import Journal
-from bot.journal.views import FillRecord, OrderObservation, OrderSnapshot, PriceTickRow
 from tests.support.cli import run_bot
+from tests.support.trade_journal import write_trades
 
-T0 = datetime(2026, 5, 1, tzinfo=UTC)
-WALLET = "0x" + "ab" * 32
-APT = "0x1::aptos_coin::AptosCoin"
-USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"
 NAME = '<script>alert("x")</script>&dca'
 # Each slice sells 25 USDC (0.05 of it the keeper's) at noon, APT at 5, 4, 5, 6.25 USDC.
 SLICES = [(Decimal("5"), Decimal("4.99")), (Decimal("4"), Decimal("6.2375"))]
@@ -34,43 +28,7 @@ SLICES += [(Decimal("5"), Decimal("4.99")), (Decimal("6.25"), Decimal("3.992"))]
 
 
 def _fill_journal(path: Path) -> None:
-    fills = [FillRecord("0xt0", "created", 0, from_amount=Decimal("100"), time=T0)]
-    ticks = [PriceTickRow(T0, USDC, Decimal("1")), PriceTickRow(T0, APT, Decimal("5"))]
-    for n, (price, got) in enumerate(SLICES, start=1):
-        at = T0 + timedelta(hours=12 + 24 * (n - 1))
-        fills.append(FillRecord(f"0xt{n}", "filled", n, Decimal("25"), got, Decimal("0.05"), at))
-        ticks.append(PriceTickRow(at, APT, price))
-    ticks.append(PriceTickRow(T0 + timedelta(hours=96), APT, Decimal("6")))
-    dca = OrderSnapshot(
-        kind="dca",
-        order_id="0xdca1",
-        wallet=WALLET,
-        from_token=USDC,
-        to_token=APT,
-        status="completed",
-        amount_total=Decimal("100"),
-        strategy=NAME,
-    )
-    limit = OrderSnapshot(
-        kind="limit",
-        order_id="0xlim1",
-        wallet=WALLET,
-        from_token=APT,
-        to_token=USDC,
-        status="completed",
-        amount_total=Decimal("1"),
-        strategy="tp-apt",
-    )
-    sold = FillRecord(
-        "0xl1", "filled", 1, Decimal("1"), Decimal("5.5"), None, T0 + timedelta(hours=61)
-    )
-    with Journal.open(f"sqlite:///{path}") as journal:
-        journal.observe_orders(
-            [OrderObservation(dca, fills=fills), OrderObservation(limit, fills=[sold])],
-            observed_at=T0 + timedelta(hours=97),
-            source="poll",
-        )
-        journal.add_price_ticks(ticks)
+    write_trades(path, SLICES, strategy=NAME, last_price=Decimal("6"))
 
 
 class _Page(HTMLParser):
