@@ -39,6 +39,25 @@ class KilledAfterSubmit(JournalRecorder):
         raise RuntimeError("killed after submitting")
 
 
+def executor_recording_with(rig: PaperRig, recorder: type[JournalRecorder]) -> Executor:
+    """The rig's executor, its signer reporting to `recorder` (one that dies, here)."""
+    return Executor(
+        journal=rig.journal,
+        client=rig.client,
+        clock=rig.clock,
+        wallet=WALLET,
+        tokens=rig.world.market.tokens.book,
+        signer=Signer(
+            rig.node,
+            KEY,
+            rig.signer.policy,
+            recorder(rig.journal, rig.clock),
+            sleep=no_wait,
+            settings=rig.signer.settings,
+        ),
+    )
+
+
 def reconciler(rig: PaperRig) -> Reconciler:
     return Reconciler(
         journal=rig.journal,
@@ -52,21 +71,7 @@ def reconciler(rig: PaperRig) -> Reconciler:
 
 async def test_a_committed_transaction_left_signed_is_recorded_committed(tmp_path: Path) -> None:
     async with paper_rig(tmp_path, KEY) as rig:
-        executor = Executor(
-            journal=rig.journal,
-            client=rig.client,
-            clock=rig.clock,
-            wallet=WALLET,
-            tokens=rig.world.market.tokens.book,
-            signer=Signer(
-                rig.node,
-                KEY,
-                rig.signer.policy,
-                DiesBeforeTheOutcome(rig.journal, rig.clock),
-                sleep=no_wait,
-                settings=rig.signer.settings,
-            ),
-        )
+        executor = executor_recording_with(rig, DiesBeforeTheOutcome)
         swap = Swap(key="s", sell="APT", buy="USDC", sell_amount=Decimal(1), slippage=Decimal(1))
         result = await executor.execute("s1", swap)
         [row] = rig.journal.transactions(intent_id=result.intent_id)
@@ -145,21 +150,7 @@ async def test_a_swap_whose_fill_cannot_be_journaled_waits_and_the_others_settle
     from bot.journal import JournalError
 
     async with paper_rig(tmp_path, KEY) as rig:
-        executor = Executor(
-            journal=rig.journal,
-            client=rig.client,
-            clock=rig.clock,
-            wallet=WALLET,
-            tokens=rig.world.market.tokens.book,
-            signer=Signer(
-                rig.node,
-                KEY,
-                rig.signer.policy,
-                KilledAfterSubmit(rig.journal, rig.clock),
-                sleep=no_wait,
-                settings=rig.signer.settings,
-            ),
-        )
+        executor = executor_recording_with(rig, KilledAfterSubmit)
         ids = []
         for key in ("a", "b"):
             swap = Swap(
