@@ -14,8 +14,7 @@ from collections.abc import Callable
 
 from bot.accounting import BucketPeriod, CostMethod, by_strategy
 from bot.accounting.from_backtest import backtest_prices, backtest_trades
-from bot.app.report import Report, ReportRequest
-from bot.app.report import _pair as pair_by_convention  # the pair as `bot report` shows it
+from bot.app.report import Report, ReportRequest, display_pair
 from bot.backtest.result import BacktestResult
 
 __all__ = ["backtest_report"]
@@ -47,7 +46,7 @@ def backtest_report(
         end=result.end,
         period=period,
         zone=zone,
-        pair_of=lambda trades: pair_by_convention(trades, quote_of),
+        pair_of=lambda trades: display_pair(trades, quote_of),
     )
     counted = {name: s for name, s in summaries.items() if s.totals.trades > 0}
     return Report(request, result.end, counted)

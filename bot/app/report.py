@@ -11,6 +11,7 @@ Definitions: docs/accounting.md.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -49,6 +50,8 @@ __all__ = [
     "Report",
     "ReportRequest",
     "build_report",
+    "build_report_off_loop",
+    "display_pair",
     "figures_data",
     "holdings_value",
     "load_records",
@@ -154,7 +157,7 @@ def _build(
         end=request.end,
         period=request.period,
         zone=zone,
-        pair_of=lambda group: _pair(group, quote_of),
+        pair_of=lambda group: display_pair(group, quote_of),
         gas=loaded.gas,
     )
     counted = {name: s for name, s in summaries.items() if s.totals.trades > 0}
@@ -165,6 +168,32 @@ def _build(
             by_name.setdefault(order.strategy, []).append(order)
         locked = {name: locked_funds(held, book, valued_at) for name, held in by_name.items()}
     return Report(request, valued_at, counted, locked, tuple(loaded.gas_unknown))
+
+
+async def build_report_off_loop(
+    url: str,
+    request: ReportRequest,
+    configured: Iterable[str],
+    quote_of: Callable[[str, str], str] | None = None,
+) -> Report:
+    """`build_report` in a worker thread, on a read-only journal of its own at `url`.
+
+    For the daemon's reports (Telegram, the periodic summary): one over months of fills
+    takes a second or more, and on the event loop it would hold up the ticks, the order
+    poll and the console.
+
+    Raises:
+        JournalError: the journal cannot be opened read-only; and `build_report`'s errors.
+    """
+    from bot.journal import Journal
+
+    names = list(configured)
+
+    def build() -> Report:
+        with Journal.open(url, readonly=True) as journal:
+            return build_report(journal, request, names, quote_of)
+
+    return await asyncio.to_thread(build)
 
 
 class _CollectorPause:
@@ -291,8 +320,11 @@ def _with_gas_usd(trade: Trade, book: PriceBook) -> Trade:
     return replace(trade, gas_usd=gas_usd(trade.gas_octas, trade.time, book))
 
 
-def _pair(trades: list[Trade], quote_of: Callable[[str, str], str] | None) -> Pair | None:
-    """The pair `trades` trade most, its quote chosen by `quote_of` when given."""
+def display_pair(trades: list[Trade], quote_of: Callable[[str, str], str] | None) -> Pair | None:
+    """The pair `trades` trade most, its quote chosen by `quote_of` when given.
+
+    `quote_of`: the `[display].price_quote` convention (`PriceConvention.quote_of`).
+    """
     pair = main_pair(trades)
     if pair is None or quote_of is None:
         return pair

@@ -14,7 +14,6 @@ structured `strategy.summary` event (at info: the JSON log format shows it).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -23,7 +22,13 @@ from typing import TYPE_CHECKING, Final
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.accounting import CostMethod, Summary
-from bot.app.report import ReportRequest, build_report, holdings_value
+from bot.app.report import (
+    Report,
+    ReportRequest,
+    build_report,
+    build_report_off_loop,
+    holdings_value,
+)
 from bot.engine.scheduling import Job
 from bot.journal import Journal
 from bot.journal.db import sqlite_file
@@ -119,30 +124,22 @@ class StrategySummaries:
         self._log = get_logger("summary")
 
     async def lines_off_loop(self) -> list[str]:
-        """`lines`, built in a worker thread on a read-only journal of its own.
+        """`lines`, the report built off the event loop (`build_report_off_loop`).
 
-        A report over months of fills takes seconds: on the event loop it would hold up
-        the ticks, the order poll and the console. An in-memory journal (tests) cannot
-        be opened twice: it is read here.
+        An in-memory journal (tests) cannot be opened twice: it is read here.
         """
         running = sorted(self.names())
-        if self.url is None or (sqlite_file(self.url) is None and self.url.startswith("sqlite")):
-            return self.lines(running)
-        url = self.url
-
-        def build() -> list[str]:
-            with Journal.open(url, readonly=True) as journal:
-                return self.lines(running, journal)
-
-        return await asyncio.to_thread(build)
-
-    def lines(self, running: list[str] | None = None, journal: Journal | None = None) -> list[str]:
-        """One line per running strategy (default: `names()`), in name order."""
-        running = sorted(self.names()) if running is None else running
         if not running:
             return []
-        source = self.journal if journal is None else journal
-        report = build_report(source, self.request, running, self.convention.quote_of)
+        quote_of = self.convention.quote_of
+        if self.url is None or (sqlite_file(self.url) is None and self.url.startswith("sqlite")):
+            report = build_report(self.journal, self.request, running, quote_of)
+        else:
+            report = await build_report_off_loop(self.url, self.request, running, quote_of)
+        return self.lines(running, report)
+
+    def lines(self, running: list[str], report: Report) -> list[str]:
+        """One line per running strategy of `running` (in name order) from `report`."""
         lines = []
         for name in running:
             summary = report.summaries.get(name)

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Final
 
 from bot.accounting import BucketPeriod, CostMethod, Summary, bucket_of, zone_of
 from bot.app.errors import SetupError
-from bot.app.report import ReportRequest, build_report
+from bot.app.report import ReportRequest, build_report_off_loop
 from bot.aptos.address import Address
 from bot.aptos.tokens import Token, TokenLookupError
 from bot.domain import LIVE_ORDER_STATUSES
 from bot.engine.strategy import needed_tokens
-from bot.journal import Journal, JournalError
+from bot.journal import JournalError
 from bot.journal.views import OrderView
 from bot.logging import get_logger
 from bot.money import from_base_units
@@ -81,7 +81,9 @@ class DaemonDesk:
         """The wallet's open orders (journal)."""
         return orders_text(self._open_orders(), self.daemon.engine.convention)
 
-    def _summaries(self, start: datetime | None, period: BucketPeriod | None) -> dict[str, Summary]:
+    async def _report(
+        self, start: datetime | None, period: BucketPeriod | None
+    ) -> str | dict[str, Summary]:
         settings = self.daemon.settings
         request = ReportRequest(
             start=start,
@@ -91,16 +93,13 @@ class DaemonDesk:
         )
         configured = [s.name for s in settings.strategies]
         quote_of = self.daemon.engine.convention.quote_of
-        with Journal.open(settings.journal.url, readonly=True) as journal:
-            return build_report(journal, request, configured, quote_of).summaries
-
-    async def _report(
-        self, start: datetime | None, period: BucketPeriod | None
-    ) -> str | dict[str, Summary]:
         try:
-            return await asyncio.to_thread(self._summaries, start, period)
+            report = await build_report_off_loop(
+                settings.journal.url, request, configured, quote_of
+            )
         except (JournalError, SetupError, OSError) as exc:
             return f"the journal cannot be read now: {exc}".splitlines()[0]
+        return report.summaries
 
     async def profit(self) -> str:
         """Per strategy, over the whole journal."""

@@ -12,9 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.accounting import BucketPeriod, CostMethod, Pair, Trade, by_strategy, by_wallet
-from bot.accounting import main_pair as accounting_main_pair
-from bot.app.report import load_records, summary_data
+from bot.accounting import BucketPeriod, CostMethod, by_strategy, by_wallet
+from bot.app.report import display_pair, load_records, summary_data
 from bot.console.models import PnlAnswer, PnlSummaryModel
 from bot.journal import Journal
 
@@ -49,7 +48,7 @@ def pnl_answer(
             method=query.method,
             period=query.period,
             zone=query.zone,
-            pair_of=lambda group: _pair(group, quote_of),
+            pair_of=lambda group: display_pair(group, quote_of),
             start=query.start,
             end=query.end,
             gas=loaded.gas,
@@ -85,12 +84,3 @@ def pnl_answer(
         strategies=strategies,
         wallets=wallets,
     )
-
-
-def _pair(trades: list[Trade], quote_of: Callable[[str, str], str] | None) -> Pair | None:
-    """The pair `trades` trade most, its quote chosen by `quote_of` (as `bot report`)."""
-    pair = accounting_main_pair(trades)
-    if pair is None or quote_of is None:
-        return pair
-    quote = quote_of(pair.base, pair.quote)
-    return pair if quote == pair.quote else Pair(base=pair.quote, quote=pair.base)
