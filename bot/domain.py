@@ -15,6 +15,8 @@ from enum import StrEnum
 from typing import Final, Literal
 
 __all__ = [
+    "APT_COIN_TYPE",
+    "APT_FA_ADDRESS",
     "CANCEL_DONE_STATUSES",
     "CAP_RULES",
     "CLOSED_STATUSES",
@@ -125,6 +127,12 @@ CAP_RULES: Final = frozenset(
     }
 )
 """The risk rules that are caps (a refusal by one of them is alerted)."""
+
+
+APT_COIN_TYPE: Final = "0x1::aptos_coin::AptosCoin"
+"""APT as a coin type: the native token, which pays the gas."""
+APT_FA_ADDRESS: Final = "0xa"
+"""APT as a fungible asset (its paired FA metadata address)."""
 
 
 ROUTER_MODULE_ADDRESS: Final = "0x1c3206329806286fd2223647c9f9b130e66baeb6d7224a18c1f642ffe48f3b4c"

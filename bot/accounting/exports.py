@@ -55,6 +55,7 @@ from bot.accounting.prices import PriceBook
 from bot.accounting.records import Fee, FeeKind, Trade
 from bot.accounting.report import Valuer
 from bot.clock import parse_utc
+from bot.domain import APT_COIN_TYPE
 from bot.money import format_decimal
 
 __all__ = [
@@ -71,7 +72,6 @@ __all__ = [
     "unnamed",
 ]
 
-APT_COIN_TYPE: Final = "0x1::aptos_coin::AptosCoin"
 """APT's coin type: the token gas is paid in (its octas: `Trade.gas_octas`)."""
 USD: Final = "USD"
 KOINLY_DATE: Final = "%Y-%m-%d %H:%M UTC"

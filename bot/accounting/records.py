@@ -21,6 +21,7 @@ from enum import StrEnum
 from typing import Final
 
 from bot.clock import ensure_utc
+from bot.domain import APT_COIN_TYPE
 from bot.money import MoneyError, from_base_units
 
 __all__ = [
@@ -37,7 +38,6 @@ __all__ = [
 
 APT_DECIMALS: Final = 8
 """Decimals of APT: one APT is 10^8 octas (gas is paid in octas)."""
-APT_COIN_TYPE: Final = "0x1::aptos_coin::AptosCoin"
 """APT's identity as the journal names it (orders, prices): gas is valued at its price."""
 
 

@@ -43,12 +43,12 @@ from bot.api.params import (
     SwapRequest,
 )
 from bot.api.wire import prefixed
+from bot.domain import APT_COIN_TYPE as _APT
 from bot.domain import OrderKind
 from bot.money import loads_exact
 
 __all__ = ["READERS", "Answer", "CheckReport", "FolderError", "check_answers", "load_answers"]
 
-_APT: Final = "0x1::aptos_coin::AptosCoin"
 _USDC: Final = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"
 _WALLET: Final = "0x" + "5a" * 32
 _TX_DATA: Final = ("", "txData")

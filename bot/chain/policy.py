@@ -47,6 +47,7 @@ from bot.chain.intent import Intent, IntentKind
 from bot.chain.records import SimulationResult
 from bot.chain.router_terms import RouterTerms, RouterTermsError
 from bot.config import ChainSettings, RiskSettings
+from bot.domain import APT_COIN_TYPE, APT_FA_ADDRESS
 
 __all__ = [
     "APT_COIN_TYPE",
@@ -61,8 +62,6 @@ __all__ = [
 
 ROUTER_FUNCTION: Final = FunctionId.parse(domain.ROUTER_FUNCTION)
 """The router's entry function, parsed (its one spelling is `bot.domain.ROUTER_FUNCTION`)."""
-APT_COIN_TYPE: Final = "0x1::aptos_coin::AptosCoin"
-APT_FA_ADDRESS: Final = "0xa"
 GAS_TOKEN_KEYS: Final = frozenset({APT_COIN_TYPE, APT_FA_ADDRESS})
 _ALLOWLIST_KEY: Final = "[chain].allowed_functions"
 

@@ -36,6 +36,7 @@ from bot.aptos.transactions import (
     verify_signature,
 )
 from bot.clock import MICROS_PER_SECOND, to_micros
+from bot.domain import APT_COIN_TYPE as APT
 from bot.paper.core.chain_history import ForeignTx
 from bot.paper.core.execute import Executor, TxEffects
 from bot.paper.core.market import PaperMarket
@@ -43,7 +44,6 @@ from bot.paper.core.modules import ModuleRegistry
 
 __all__ = ["NodeError", "NodeSettings", "PaperChain", "TxRecord"]
 
-APT: Final = "0x1::aptos_coin::AptosCoin"
 GAS_ACCOUNT: Final = "gas"
 # Validation status codes of the Aptos VM, as nodes report them.
 SEQUENCE_NUMBER_TOO_OLD: Final = 3

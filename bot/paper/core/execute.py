@@ -25,6 +25,7 @@ from aptos_sdk.transactions import EntryFunction
 
 from bot.aptos.address import Address
 from bot.aptos.codec import CodecError, decode_entry_function
+from bot.domain import APT_COIN_TYPE as APT
 from bot.domain import PROVIDER_LIVE_STATUSES, ROUTER_FUNCTION, OrderKind
 from bot.paper.core.ledger import MARKET, InsufficientFunds, escrow_account
 from bot.paper.core.market import PaperMarket
@@ -36,7 +37,6 @@ from bot.paper.core.swaps import SlippageExceeded, SwapError, execute_swap
 
 __all__ = ["MARKET_ADDRESS", "Executor", "TxEffects"]
 
-APT: Final = "0x1::aptos_coin::AptosCoin"
 MARKET_ADDRESS: Final = "0x" + "b0" * 32
 SUCCESS: Final = "Executed successfully"
 _GAS: Final = {"router_entry": 1200, "deposit": 300, "withdraw": 300, "transfer": 20}

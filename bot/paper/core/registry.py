@@ -28,6 +28,7 @@ from typing import Any, Final
 
 import bot.paper
 from bot.aptos.tokens import Token, TokenBook, TokenLookupError, token_key
+from bot.domain import APT_COIN_TYPE, APT_FA_ADDRESS
 from bot.money import loads_exact
 
 __all__ = [
@@ -41,8 +42,6 @@ __all__ = [
     "is_native_apt",
 ]
 
-APT_COIN_TYPE: Final = "0x1::aptos_coin::AptosCoin"
-APT_FA_ADDRESS: Final = "0xa"
 SHOWN: Final = frozenset({True})
 """`svcUI=true` (the default): tokens shown in the provider's UI."""
 ALL: Final = frozenset({True, False})

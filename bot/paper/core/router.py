@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from bot.aptos.address import Address
-from bot.domain import ROUTER_FUNCTION, ROUTER_MODULE_ADDRESS
+from bot.domain import APT_COIN_TYPE, ROUTER_FUNCTION, ROUTER_MODULE_ADDRESS
 
 __all__ = [
     "FEE_FLAGS",
@@ -103,7 +103,7 @@ def build_router_txdata(
     type_arguments = [_STRING] * _TYPE_ARGS
     type_arguments[1] = sell_coin_type or _STRING
     type_arguments[2] = buy_coin_type or _STRING
-    type_arguments[-1] = "0x1::aptos_coin::AptosCoin"
+    type_arguments[-1] = APT_COIN_TYPE
     fee = call.integrator_fee_e4
     arguments: list[Any] = [
         None,

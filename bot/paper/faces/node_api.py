@@ -19,7 +19,8 @@ from typing import Any, Final
 from bot.aptos.address import Address, AddressError
 from bot.aptos.pyth import PYTH_FEEDS, PYTH_MAINNET, price_json, price_view_function
 from bot.clock import MICROS_PER_SECOND, to_micros
-from bot.paper.core.chain import APT, NodeError, PaperChain, TxRecord
+from bot.domain import APT_COIN_TYPE as APT
+from bot.paper.core.chain import NodeError, PaperChain, TxRecord
 from bot.paper.core.chain_history import (
     FOREIGN_FUNCTION,
     ForeignTx,
