@@ -225,6 +225,7 @@ async def tick_once(settings: Settings, *, dry_run: bool) -> tuple[list[TickRepo
         lock = None
         if not dry_run and runtime.wallet is not None:
             lock = take_wallet_lock(settings, runtime.wallet)
+            runtime.journal.claim_unnamed()  # state and commands no wallet was named for
             engine.reconfigure(paused=paused_strategies(runtime.journal))  # under the lock
         try:
             reports = await engine.tick_all()

@@ -66,6 +66,7 @@ from bot.ops.heartbeat import (
     log_heartbeat,
     missing_order_count,
     open_order_count,
+    record_daemon,
     status_line,
     unsettled_intents,
 )
@@ -308,6 +309,7 @@ class Daemon:
                 write_status(self.status_file, status)
             except OSError as exc:
                 self._log.error("status_file.failed", path=str(self.status_file), error=str(exc))
+            record_daemon(self.runtime.journal, status)  # the wallet's `daemons` row
         if notify:
             self.notifier.status(status_line(status))
         return status

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 __all__ = ["open_journal", "take_wallet_lock"]
 
 
-def open_journal(url: str, *, readonly: bool = False) -> Journal:
-    """The journal at `url` (the writer migrates it).
+def open_journal(url: str, *, readonly: bool = False, wallet: str | None = None) -> Journal:
+    """The journal at `url` (the writer migrates it); `wallet`: opened for that wallet's rows.
 
     Every verb opens the journal here, so a damaged one, one from a newer bot or a missing
     one reads the same everywhere (`JournalError`'s message names the journal).
@@ -30,7 +30,7 @@ def open_journal(url: str, *, readonly: bool = False) -> Journal:
     from bot.journal import Journal, JournalError
 
     try:
-        return Journal.open(url, migrate=not readonly, readonly=readonly)
+        return Journal.open(url, migrate=not readonly, readonly=readonly, wallet=wallet)
     except JournalError as exc:
         raise SetupError(str(exc)) from exc
 

@@ -8,7 +8,8 @@ snapshot (`embedded_snapshot`: `[paper].snapshot_file`, else a file beside the S
 journal), its clock never starts behind the journal's latest record and it never issues an
 order id the journal already holds: the journal's times keep going forward and its order
 ids name one order each. The signer exists when a key is configured, and only for the
-chain id the config names (`[chain].chain_id` live, `[paper.node].chain_id` paper).
+chain id the config names (`[chain].chain_id` live, `[paper.node].chain_id` paper);
+paper mode with no wallet configured uses the demo's key (`bot.app.paper_key`).
 
 A problem the user must fix (a journal that cannot be used, an unreadable key or paper
 snapshot, a `[risk]` section naming an unknown token) is raised as `SetupError`: the
@@ -34,6 +35,7 @@ from bot.api.recording import recording_transport
 from bot.api.tokens import fetch_token_book
 from bot.app.errors import SetupError
 from bot.app.opening import open_journal
+from bot.app.paper_key import paper_key_file
 from bot.aptos.tokens import TokenBook, TokenLookupError
 from bot.chain import (
     ConfigurationError,
@@ -257,8 +259,10 @@ class Runtime:
         chain = chain_settings(settings)
         tokens = world.market.tokens.book if world else await fetch_token_book(client)
         signer = None
-        private = _configured_key(settings)
+        private = _configured_key(settings, create=not readonly)
         wallet = _wallet_of(settings, private)
+        if wallet is not None:
+            journal.bind_wallet(wallet)  # its rows only, its writes stamped (docs/journal.md)
         if private is not None and with_signer:
             try:
                 policy = SignerPolicy.from_settings(chain, settings.risk, tokens)
@@ -335,16 +339,20 @@ class Runtime:
         await self.aclose()
 
 
-def _configured_key(settings: Settings) -> ed25519.PrivateKey | None:
+def _configured_key(settings: Settings, *, create: bool = True) -> ed25519.PrivateKey | None:
     """The wallet's key, or None when none is configured.
+
+    Paper mode with no wallet configured uses the demo's key (`paper_key_file`; made
+    when `create`).
 
     Raises:
         SetupError: a configured key cannot be read (missing, too open, malformed).
     """
-    if not (settings.wallet.key_file or settings.wallet.private_key):
+    key_file = settings.wallet.key_file or paper_key_file(settings, create=create)
+    if not (key_file or settings.wallet.private_key):
         return None
     try:
-        return load_private_key(settings.wallet.key_file, settings.wallet.private_key)
+        return load_private_key(key_file, settings.wallet.private_key)
     except KeyFileError as exc:  # missing, too open, malformed: fix the config
         raise SetupError(str(exc)) from exc
 
@@ -357,9 +365,10 @@ def _wallet_of(settings: Settings, key: ed25519.PrivateKey | None) -> str | None
 def configured_wallet(settings: Settings) -> str | None:
     """The wallet address the config names, or None.
 
-    Its key's (public) address, else `[wallet].address`.
+    Its key's (public) address, else `[wallet].address`; in paper mode with neither, the
+    demo key's when it exists (`paper_key_file`).
 
     Raises:
         SetupError: a configured key cannot be read.
     """
-    return _wallet_of(settings, _configured_key(settings))
+    return _wallet_of(settings, _configured_key(settings, create=False))

@@ -102,10 +102,27 @@ def load_or_exit(ctx: typer.Context, explicit: Path | None = None) -> Settings:
     return settings
 
 
-def open_journal(url: str, *, readonly: bool = False) -> Journal:
-    """The journal at `url` (`bot.app.opening.open_journal`), or one line naming it and exit 2."""
+def open_journal(url: str, *, readonly: bool = False, wallet: str | None = None) -> Journal:
+    """The journal at `url` (`bot.app.opening.open_journal`), or one line naming it and exit 2.
+
+    `wallet`: opened for that wallet (its rows only); None: the whole database.
+    """
     try:
-        return opening.open_journal(url, readonly=readonly)
+        return opening.open_journal(url, readonly=readonly, wallet=wallet)
+    except SetupError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
+def own_wallet(settings: Settings) -> str | None:
+    """The wallet the config names (`configured_wallet`): the rows a reading verb shows.
+
+    None (no key, no address): every wallet's rows. A key that cannot be read: one line,
+    exit 2.
+    """
+    from bot.app.runtime import configured_wallet
+
+    try:
+        return configured_wallet(settings)
     except SetupError as exc:
         fail(str(exc), EXIT_USAGE)
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-from bot.chain import account_address, load_private_key, new_key_file
+from bot.app.paper_key import DEMO_DIR, demo_key_file
+from bot.chain import account_address, load_private_key
 from bot.config import (
     JournalSettings,
     PaperFunding,
@@ -26,7 +27,6 @@ from bot.config import (
 
 __all__ = ["DEMO_DIR", "demo_settings"]
 
-DEMO_DIR = Path("data")
 DEMO_FUNDS = (("USDC", Decimal(10_000)), ("APT", Decimal(100)))
 """What the paper faucet gives the demo wallet on the first run."""
 DEMO_SUMMARY_SECONDS = 6 * 3600
@@ -35,10 +35,8 @@ DEMO_SUMMARY_SECONDS = 6 * 3600
 
 def demo_settings(base: Settings, directory: Path = DEMO_DIR) -> Settings:
     """`base` turned into the paper demo (its `[api]`, `[risk]` and `[log]` are kept)."""
-    key_file = directory / "paper-demo.key"
-    if not key_file.exists():
-        directory.mkdir(parents=True, exist_ok=True)
-        new_key_file(key_file)
+    key_file = demo_key_file(directory)
+    assert key_file is not None  # made when missing
     wallet = str(account_address(load_private_key(key_file, None)))
     paper = base.paper.model_copy(
         update={

@@ -21,7 +21,7 @@ import typer
 from bot.accounting.exports import ExportFormat
 from bot.app.export import ExportRequest, export_trades
 from bot.aptos.tokens import TokenLookupError, token_key
-from bot.cli.common import EXIT_USAGE, fail, load_or_exit, open_journal
+from bot.cli.common import EXIT_USAGE, fail, load_or_exit, open_journal, own_wallet
 from bot.cli.orders_view import convention
 from bot.clock import parse_utc
 from bot.price_view import PriceConvention
@@ -58,15 +58,21 @@ def trades(
         str, typer.Option("--format", help="csv (every field), koinly or cointracking.")
     ] = "csv",
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="The file to write.")
+        Path | None, typer.Option("--output", "-o", help="The file to write (required).")
     ] = None,
     start: Annotated[
-        str | None, typer.Option("--from", help="Window start (ISO 8601; no offset: UTC).")
+        str | None,
+        typer.Option(
+            "--from", help="Window start (ISO 8601; no offset: UTC). Default: the first trade."
+        ),
     ] = None,
     end: Annotated[
-        str | None, typer.Option("--to", help="Window end (ISO 8601; no offset: UTC).")
+        str | None,
+        typer.Option("--to", help="Window end (ISO 8601; no offset: UTC). Default: now."),
     ] = None,
-    strategy: Annotated[str | None, typer.Option(help="Only this strategy.")] = None,
+    strategy: Annotated[
+        str | None, typer.Option(help="Only this strategy. Default: every strategy.")
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
 ) -> None:
     """Every trade in the window, with fees, gas and USD values, as a CSV file.
@@ -85,7 +91,7 @@ def trades(
     request = ExportRequest(ExportFormat(fmt), output, window[0], window[1], strategy, force)
     configured = [s.name for s in settings.strategies]
     names = PriceConvention(shown.quotes, shown.book)  # full identities for unknown tokens
-    with open_journal(settings.journal.url, readonly=True) as journal:
+    with open_journal(settings.journal.url, readonly=True, wallet=own_wallet(settings)) as journal:
         result = export_trades(journal, request, configured, _symbol_of(names))
     if result.trades == 0:
         typer.echo(f"no trades {_window(request)}: nothing written")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
-from bot.cli.common import EXIT_USAGE, fail, load_or_exit
+from bot.cli.common import EXIT_USAGE, fail, load_or_exit, open_journal, own_wallet
 from bot.cli.orders_view import (
     convention,
     market_time,
@@ -36,7 +36,7 @@ from bot.domain import (
 )
 from bot.engine.commands import CLI_STRATEGY, cancel_action, wait_for_command
 from bot.engine.wallet_lock import WalletLock, WalletLockError, lock_dir
-from bot.journal import Journal, JournalError, OrderView
+from bot.journal import Journal, OrderView
 from bot.logging import get_logger
 
 if TYPE_CHECKING:
@@ -47,15 +47,14 @@ _WAIT_SECONDS = 60.0
 _SHOWN_MATCHES: Final = 5
 
 KindOption = Annotated[
-    str | None, typer.Option(help="dca or limit (when one id names both kinds).")
+    str | None,
+    typer.Option(help="dca or limit (when one id names both kinds). Default: either kind."),
 ]
 
 
 def _open(settings: Settings) -> Journal:
-    try:
-        return Journal.open(settings.journal.url, readonly=True)
-    except JournalError as exc:  # the message names the journal (never its password)
-        fail(str(exc), EXIT_USAGE)
+    """The journal, read-only, opened for the configured wallet (`own_wallet`)."""
+    return open_journal(settings.journal.url, readonly=True, wallet=own_wallet(settings))
 
 
 @app.callback()
@@ -260,7 +259,10 @@ async def _cancel_through_daemon(settings: Settings, order: OrderView) -> str:
     """Queue the cancel for the daemon and wait for its answer."""
     with Journal.open(settings.journal.url, readonly=True) as journal:
         command_id = journal.enqueue_command(
-            "cancel", {"kind": order.kind, "order_id": order.order_id}, at=RealClock().now()
+            "cancel",
+            {"kind": order.kind, "order_id": order.order_id},
+            at=RealClock().now(),
+            wallet=order.wallet,  # the daemon of the order's wallet takes it, no other
         )
         command = await wait_for_command(journal, command_id, _WAIT_SECONDS)
     if command is None:
@@ -290,15 +292,23 @@ def reconcile(
     grace_minutes: Annotated[int, typer.Option(help="Fail what nothing matched after this.")] = 15,
     fail_intent: Annotated[
         int | None,
-        typer.Option("--fail", metavar="INTENT", help="By hand: nothing was placed; free its key."),
+        typer.Option(
+            "--fail",
+            metavar="INTENT",
+            help="By hand: nothing was placed; free its key. Default: none (settle automatically).",
+        ),
     ] = None,
     link_intent: Annotated[
         int | None,
-        typer.Option("--link", metavar="INTENT", help="By hand: --order is this intent's."),
+        typer.Option(
+            "--link", metavar="INTENT", help="By hand: --order is this intent's. Default: none."
+        ),
     ] = None,
-    order_id: Annotated[str | None, typer.Option("--order", help="The order --link names.")] = None,
+    order_id: Annotated[
+        str | None, typer.Option("--order", help="The order --link names (required with --link).")
+    ] = None,
     reason: Annotated[
-        str | None, typer.Option(help="Why (kept in the journal); required by hand.")
+        str | None, typer.Option(help="Why (kept in the journal); required by hand, else unused.")
     ] = None,
 ) -> None:
     """Settle intents left in flight (after a crash or an unknown outcome), then poll orders.

@@ -23,11 +23,12 @@ import typer
 from bot.accounting import BucketPeriod, CostMethod
 from bot.app.accounting_view import ROUNDING_NOTE, report_json, summary_lines
 from bot.app.report import Report, ReportRequest, build_report
-from bot.cli.common import EXIT_USAGE, fail, load_or_exit, open_journal
+from bot.cli.common import EXIT_USAGE, fail, load_or_exit, open_journal, own_wallet
 from bot.cli.orders_view import convention
 from bot.clock import parse_utc
 
 if TYPE_CHECKING:
+    from bot.config import Settings
     from bot.price_view import PriceConvention
 
 __all__ = ["PAGE_NAME", "report", "summary_lines"]
@@ -47,18 +48,31 @@ def _time(text: str | None, option: str) -> datetime | None:
 
 def report(
     ctx: typer.Context,
-    strategy: Annotated[str | None, typer.Option(help="Only this strategy.")] = None,
+    strategy: Annotated[
+        str | None, typer.Option(help="Only this strategy. Default: every strategy.")
+    ] = None,
     start: Annotated[
-        str | None, typer.Option("--from", help="Window start (ISO 8601; no offset: UTC).")
+        str | None,
+        typer.Option(
+            "--from", help="Window start (ISO 8601; no offset: UTC). Default: the first record."
+        ),
     ] = None,
     end: Annotated[
-        str | None, typer.Option("--to", help="Window end (ISO 8601; no offset: UTC).")
+        str | None,
+        typer.Option("--to", help="Window end (ISO 8601; no offset: UTC). Default: now."),
     ] = None,
-    by: Annotated[str | None, typer.Option("--by", help="One row per day, week or month.")] = None,
+    by: Annotated[
+        str | None,
+        typer.Option("--by", help="One row per day, week or month. Default: totals only."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (exact).")] = False,
     html_dir: Annotated[
         Path | None,
-        typer.Option("--html", metavar="DIR", help="Write DIR/index.html: the report with charts."),
+        typer.Option(
+            "--html",
+            metavar="DIR",
+            help="Write DIR/index.html: the report with charts. Default: none.",
+        ),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="With --html: replace an existing index.html.")
@@ -89,9 +103,9 @@ def report(
     prices = convention(settings)
     configured = [s.name for s in settings.strategies]
     if html_dir is not None:
-        _write_page(html_dir, settings.journal.url, request, prices, configured)
+        _write_page(html_dir, settings, request, prices, configured)
         return
-    with open_journal(settings.journal.url, readonly=True) as journal:
+    with open_journal(settings.journal.url, readonly=True, wallet=own_wallet(settings)) as journal:
         result = build_report(journal, request, configured, prices.quote_of)
     if as_json:
         typer.echo(json.dumps(report_json(result), indent=2))
@@ -125,7 +139,7 @@ def _check_target(folder: Path, *, force: bool, as_json: bool) -> None:
 
 def _write_page(
     folder: Path,
-    journal_url: str,
+    settings: Settings,
     request: ReportRequest,
     prices: PriceConvention,
     configured: list[str],
@@ -138,7 +152,7 @@ def _write_page(
     from bot.app.report import load_records
     from bot.app.report_page import default_period, report_page
 
-    with open_journal(journal_url, readonly=True) as journal:
+    with open_journal(settings.journal.url, readonly=True, wallet=own_wallet(settings)) as journal:
         loaded = load_records(journal, request.strategy)
         trades, book, latest = loaded.trades, loaded.book, loaded.latest
         period = request.period

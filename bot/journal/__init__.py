@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from bot.journal.transactions import TX_STATES
     from bot.journal.views import (
         CommandView,
+        DaemonView,
         FillRecord,
         FillView,
         IntentTransitionView,
@@ -51,6 +52,7 @@ _WHERE: dict[str, str] = {
     "Journal": "bot.journal.store",
     "TX_STATES": "bot.journal.transactions",
     "CommandView": "bot.journal.views",
+    "DaemonView": "bot.journal.views",
     "FillRecord": "bot.journal.views",
     "FillView": "bot.journal.views",
     "IntentTransitionView": "bot.journal.views",
@@ -71,6 +73,7 @@ __all__ = [
     "INTENT_STATES",
     "TX_STATES",
     "CommandView",
+    "DaemonView",
     "FillRecord",
     "FillView",
     "IntentTransitionView",

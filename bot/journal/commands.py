@@ -1,7 +1,8 @@
 """The command queue: requests from other processes (`bot orders`) to the daemon.
 
 The one table a read-only journal may write to (`enqueue_command`); the daemon polls it
-with `take_command` and reports with `finish_command`.
+with `take_command` and reports with `finish_command`. Every command is for one wallet's
+daemon: a journal opened for a wallet queues for it and takes only its commands.
 """
 
 from __future__ import annotations
@@ -28,10 +29,21 @@ COMMAND_STATES: Final = ("queued", "taken", "done", "failed")
 class CommandsMixin(JournalBase):
     """Queueing commands for the daemon, taking and finishing them."""
 
-    def enqueue_command(self, kind: str, payload: Mapping[str, Any], *, at: datetime) -> int:
-        """Queue a request for the daemon (allowed on a read-only journal); returns its id."""
+    def enqueue_command(
+        self, kind: str, payload: Mapping[str, Any], *, at: datetime, wallet: str | None = None
+    ) -> int:
+        """Queue a request for the daemon (allowed on a read-only journal); returns its id.
+
+        `wallet`: the daemon it is for (default: the journal's wallet; a journal opened for
+        no wallet queues it unnamed, for the first daemon that claims it).
+
+        Raises:
+            JournalError: an empty kind, a payload that is not exact JSON, or a wallet
+                other than the one this journal is opened for.
+        """
         if not kind:
             raise JournalError("command kind is empty")
+        owner = self._owner() if wallet is None else self._require_own(wallet, "a command")
         payload_json = canon.json_text(dict(payload), "command payload")
         moment = canon.aware(at)
         with self._writing(queue_only=True) as session:
@@ -41,13 +53,14 @@ class CommandsMixin(JournalBase):
                 payload_json=payload_json,
                 state="queued",
                 updated_at=moment,
+                wallet=owner,
             )
             session.add(row)
             session.flush()
             return canon.row_id(row.id)
 
     def take_command(self, *, at: datetime) -> CommandView | None:
-        """Take the oldest queued command (marks it `taken`), or None.
+        """Take the oldest queued command of this journal's wallet (marks it `taken`), or None.
 
         Atomic: the write transaction holds SQLite's write lock from its start, so two
         takers never get the same command.
@@ -56,7 +69,7 @@ class CommandsMixin(JournalBase):
         with self._writing() as session:
             row = session.exec(
                 sm_select(Command)
-                .where(Command.state == "queued")
+                .where(Command.state == "queued", Command.wallet == self._owner())
                 .order_by(col(Command.id))
                 .limit(1)
                 .with_for_update(skip_locked=True)
@@ -80,7 +93,7 @@ class CommandsMixin(JournalBase):
         moment = canon.aware(at)
         with self._writing() as session:
             row = session.get(Command, command_id)
-            if row is None:
+            if row is None or not self._visible(row.wallet):
                 raise JournalError(f"no command {command_id}")
             if row.state != "taken":
                 raise JournalError(f"command {command_id} is {row.state}, not taken")
@@ -95,11 +108,11 @@ class CommandsMixin(JournalBase):
         """One command by id."""
         with self._reading() as session:
             row = session.get(Command, command_id)
-            return None if row is None else _command_view(row)
+            return None if row is None or not self._visible(row.wallet) else _command_view(row)
 
     def commands(self, states: Iterable[str] | None = None) -> list[CommandView]:
         """Commands (oldest first), optionally only in `states`."""
-        query = sm_select(Command)
+        query = sm_select(Command).where(*self._scoped(Command.wallet))
         if states is not None:
             query = query.where(col(Command.state).in_(list(states)))
         with self._reading() as session:
@@ -116,4 +129,5 @@ def _command_view(row: Command) -> CommandView:
         created_at=row.created_at,
         updated_at=row.updated_at,
         result=row.result,
+        wallet=row.wallet,
     )

@@ -1,4 +1,8 @@
-"""Export: journal tables as CSV or JSON, with their stored (exact text) values."""
+"""Export: journal tables as CSV or JSON, with their stored (exact text) values.
+
+A journal opened for a wallet exports that wallet's rows (and every price tick: market
+data is shared); one opened for no wallet, the whole database.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final, Literal, TextIO
 
-from sqlalchemy import Text, TypeDecorator, select, type_coerce
+from sqlalchemy import Select, Table, Text, TypeDecorator, select, type_coerce
 
 from bot.journal.base import JournalBase
 from bot.journal.errors import JournalError
@@ -26,7 +30,24 @@ EXPORT_TABLES: Final = (
     "price_ticks",
     "strategy_state",
     "commands",
+    "daemons",
 )
+_OWNER_COLUMN: Final = {
+    "intents": "wallet",
+    "orders": "wallet",
+    "transactions": "sender",
+    "strategy_state": "wallet",
+    "commands": "wallet",
+    "daemons": "wallet",
+}
+"""The column naming each wallet-owned table's wallet."""
+_PARENT: Final = {
+    "intent_transitions": ("intent_id", "intents"),
+    "swap_fills": ("intent_id", "intents"),
+    "order_transitions": ("order_row_id", "orders"),
+    "fills": ("order_row_id", "orders"),
+}
+"""The tables whose wallet is their parent row's: (their key to it, the parent table)."""
 
 
 class ExportMixin(JournalBase):
@@ -66,7 +87,7 @@ class ExportMixin(JournalBase):
                     type_coerce(c, Text()).label(c.name) if isinstance(c.type, TypeDecorator) else c
                     for c in table.columns
                 ]
-                query = select(*columns).order_by(*table.primary_key.columns)
+                query = self._own_rows(table, select(*columns)).order_by(*table.primary_key.columns)
                 rows = conn.execute(query).all()
                 counts[name] = len(rows)
                 header = [c.name for c in table.columns]
@@ -82,3 +103,18 @@ class ExportMixin(JournalBase):
             json.dump(data, out, indent=2, ensure_ascii=False)
             out.write("\n")
         return counts
+
+    def _own_rows(self, table: Table, query: Select[Any]) -> Select[Any]:
+        """`query` of `table` limited to this journal's wallet (all rows: no wallet)."""
+        wallet = self.wallet
+        if wallet is None:
+            return query
+        owner = _OWNER_COLUMN.get(table.name)
+        if owner is not None:
+            return query.where(table.c[owner] == wallet)
+        if table.name in _PARENT:
+            link, parent_name = _PARENT[table.name]
+            parent = journal_metadata.tables[parent_name]
+            own = select(parent.c.id).where(parent.c[_OWNER_COLUMN[parent_name]] == wallet)
+            return query.where(table.c[link].in_(own))
+        return query  # market data (price ticks): shared

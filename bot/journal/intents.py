@@ -67,26 +67,29 @@ class IntentsMixin(JournalBase):
     ) -> IntentView:
         """Record what a strategy asked for, durably, in state `planned`.
 
-        When (strategy, idempotency_key) is already recorded, the stored intent is returned
+        When (wallet, strategy, idempotency_key) is already recorded, the stored intent is returned
         untouched with `existing=True` (the new `action` is not compared or stored) — unless
         it `failed`: nothing of it was applied, so the key is free to run again. The failed
         intent is then retired (kept as history under the key `<key>~failed-<id>`, with a
         transition saying so) and a fresh `planned` intent is recorded under the key.
 
         Raises:
-            JournalError: unknown kind, bad wallet, an action that is not exact JSON.
+            JournalError: unknown kind, bad wallet (or another wallet than the one this
+                journal is opened for), an action that is not exact JSON.
         """
         if kind not in INTENT_KINDS:
             raise JournalError(f"intent kind {kind!r} is not one of {sorted(INTENT_KINDS)}")
         if not idempotency_key:
             raise JournalError("idempotency key is empty")
-        canonical_wallet = canon.wallet(wallet)
+        canonical_wallet = self._require_own(wallet, "an intent")
         action_json = canon.json_text(dict(action), "action")
         moment = canon.aware(at)
         with self._writing() as session:
             found = session.exec(
                 sm_select(Intent).where(
-                    Intent.strategy == strategy, Intent.idempotency_key == idempotency_key
+                    Intent.wallet == canonical_wallet,
+                    Intent.strategy == strategy,
+                    Intent.idempotency_key == idempotency_key,
                 )
             ).first()
             if found is not None:
@@ -136,7 +139,7 @@ class IntentsMixin(JournalBase):
         canonical_hash = canon.tx_hash(tx_hash) if tx_hash is not None else None
         with self._writing() as session:
             row = session.get(Intent, intent_id)
-            if row is None:
+            if row is None or not self._visible(row.wallet):
                 raise JournalError(f"no intent {intent_id}")
             if state not in INTENT_MOVES.get(row.state, frozenset()):
                 raise JournalError(
@@ -171,7 +174,7 @@ class IntentsMixin(JournalBase):
         """
         with self._writing() as session:
             row = session.get(Intent, intent_id)
-            if row is None or row.state != "sent":
+            if row is None or not self._visible(row.wallet) or row.state != "sent":
                 raise JournalError(f"intent {intent_id}: an order is noted only while sent")
             row.order_id = order_id
             session.add(row)
@@ -180,15 +183,19 @@ class IntentsMixin(JournalBase):
         """One intent by id."""
         with self._reading() as session:
             row = session.get(Intent, intent_id)
-            return None if row is None else _intent_view(row)
+            return None if row is None or not self._visible(row.wallet) else _intent_view(row)
 
     def intent_by_key(self, strategy: str, idempotency_key: str) -> IntentView | None:
         """One intent by its strategy and idempotency key."""
         with self._reading() as session:
             row = session.exec(
-                sm_select(Intent).where(
-                    Intent.strategy == strategy, Intent.idempotency_key == idempotency_key
+                sm_select(Intent)
+                .where(
+                    Intent.strategy == strategy,
+                    Intent.idempotency_key == idempotency_key,
+                    *self._scoped(Intent.wallet),
                 )
+                .order_by(col(Intent.id))
             ).first()
             return None if row is None else _intent_view(row)
 
@@ -196,7 +203,7 @@ class IntentsMixin(JournalBase):
         self, states: Iterable[str] | None = None, strategy: str | None = None
     ) -> list[IntentView]:
         """Intents (oldest first), optionally only in `states` / of one strategy."""
-        query = sm_select(Intent)
+        query = sm_select(Intent).where(*self._scoped(Intent.wallet))
         if states is not None:
             query = query.where(col(Intent.state).in_(list(states)))
         if strategy is not None:
@@ -211,7 +218,7 @@ class IntentsMixin(JournalBase):
         """
         query = (
             sm_select(Intent.idempotency_key, Intent.state)
-            .where(Intent.strategy == strategy)
+            .where(Intent.strategy == strategy, *self._scoped(Intent.wallet))
             .order_by(col(Intent.id))
         )
         with self._reading() as session:
@@ -219,11 +226,12 @@ class IntentsMixin(JournalBase):
 
     def intent_history(self, intent_id: int) -> list[IntentTransitionView]:
         """Every state an intent went through, in order."""
-        query = (
-            sm_select(IntentTransition)
-            .where(IntentTransition.intent_id == intent_id)
-            .order_by(col(IntentTransition.id))
-        )
+        query = sm_select(IntentTransition).where(IntentTransition.intent_id == intent_id)
+        if self.wallet is not None:
+            query = query.join(Intent, col(Intent.id) == col(IntentTransition.intent_id)).where(
+                Intent.wallet == self.wallet
+            )
+        query = query.order_by(col(IntentTransition.id))
         with self._reading() as session:
             return [
                 IntentTransitionView(r.intent_id, r.from_state, r.state, r.at, r.detail)
@@ -281,7 +289,7 @@ def retired_key(idempotency_key: str, intent_id: int) -> str:
 
 
 def _retire(session: Session, row: Intent, moment: datetime) -> None:
-    """Move a failed intent off its key (the unique (strategy, key) pair), as history."""
+    """Move a failed intent off its key (the unique (wallet, strategy, key)), as history."""
     intent_id = canon.row_id(row.id)
     row.idempotency_key = retired_key(row.idempotency_key, intent_id)
     session.add(row)

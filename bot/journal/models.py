@@ -10,7 +10,11 @@ These classes are the schema of the newest migration (`head`); the store keeps t
 
 Append-only tables: `order_transitions`, `intent_transitions`, `fills`, `swap_fills`. Current-state
 tables (`orders`, `intents.state`, `transactions`, `commands`) are caches of what the logs
-say, updated only by `bot.journal.store.Journal`.
+say, updated only by `bot.journal.store.Journal`; `daemons` is each wallet's last heartbeat.
+
+Every row belongs to one wallet (since `0006`): `intents.wallet`, `orders.wallet`,
+`transactions.sender`, `strategy_state.wallet`, `commands.wallet`, `daemons.wallet`; the
+log tables through their intent or order. `price_ticks` are market data, shared.
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ from bot.journal.types import BigIntText, DecimalText, UtcDateTime
 
 __all__ = [
     "NAMING_CONVENTION",
+    "UNNAMED_WALLET",
     "Command",
+    "DaemonRecord",
     "Fill",
     "Intent",
     "IntentTransition",
@@ -52,6 +58,11 @@ NAMING_CONVENTION = {
 journal_metadata = MetaData(naming_convention=NAMING_CONVENTION)
 """The journal's own metadata (not the global `SQLModel.metadata`)."""
 
+UNNAMED_WALLET = ""
+"""The `wallet` of strategy state and commands written by a journal opened for no wallet
+(and of rows of before `0006` with no evidence of theirs): the first daemon that opens the
+journal for its wallet claims them (`Journal.claim_unnamed`)."""
+
 
 class JournalModel(SQLModel, registry=registry(metadata=journal_metadata)):
     """Base of the journal tables: registers them in `journal_metadata`."""
@@ -62,7 +73,7 @@ class Intent(JournalModel, table=True):
 
     __tablename__ = "intents"
     __table_args__ = (
-        UniqueConstraint("strategy", "idempotency_key"),
+        UniqueConstraint("wallet", "strategy", "idempotency_key"),  # since 0006 with wallet
         Index("ix_intents_state", "state"),  # since 0002
     )
 
@@ -103,6 +114,7 @@ class Order(JournalModel, table=True):
     __table_args__ = (
         UniqueConstraint("kind", "order_id"),
         Index("ix_orders_status", "status"),  # since 0002
+        Index("ix_orders_wallet_kind", "wallet", "kind"),  # since 0006
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -179,6 +191,7 @@ class TransactionRecord(JournalModel, table=True):
     """One signed Aptos transaction, recorded before its bytes are sent."""
 
     __tablename__ = "transactions"
+    __table_args__ = (Index("ix_transactions_sender", "sender"),)  # since 0006
 
     id: int | None = Field(default=None, primary_key=True)
     hash: str = Field(unique=True)
@@ -240,7 +253,7 @@ class PriceTick(JournalModel, table=True):
 
 
 class StrategyState(JournalModel, table=True):
-    """A strategy's own key/value memory (canonical JSON values)."""
+    """A strategy's own key/value memory (canonical JSON values), per wallet (since 0006)."""
 
     __tablename__ = "strategy_state"
 
@@ -248,13 +261,18 @@ class StrategyState(JournalModel, table=True):
     key: str = Field(primary_key=True)
     value_json: str
     updated_at: datetime = Field(sa_type=UtcDateTime)
+    wallet: str = Field(primary_key=True)
+    """The wallet whose strategy this is (`UNNAMED_WALLET`: not known yet)."""
 
 
 class Command(JournalModel, table=True):
     """A request handed to the running daemon by another process (e.g. `cancel`)."""
 
     __tablename__ = "commands"
-    __table_args__ = (Index("ix_commands_state", "state"),)  # since 0002
+    __table_args__ = (
+        Index("ix_commands_state", "state"),  # since 0002
+        Index("ix_commands_wallet_state", "wallet", "state"),  # since 0006
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     created_at: datetime = Field(sa_type=UtcDateTime)
@@ -264,3 +282,31 @@ class Command(JournalModel, table=True):
     """queued | taken | done | failed."""
     result: str | None = None
     updated_at: datetime = Field(sa_type=UtcDateTime)
+    wallet: str
+    """The wallet whose daemon is to run it (since 0006; `UNNAMED_WALLET`: not named)."""
+
+
+class DaemonRecord(JournalModel, table=True):
+    """One wallet's daemon as its last heartbeat described it (since 0006), one row per wallet.
+
+    Upserted by the daemon's heartbeat; `bot status --all` lists them. Times are the wall
+    clock's, except `last_tick_at` (the market clock's: simulated in a paper world).
+    """
+
+    __tablename__ = "daemons"
+
+    wallet: str = Field(primary_key=True)
+    host: str
+    pid: int
+    mode: str
+    state: str
+    """starting | running | stopping | stopped."""
+    health: str
+    """`ok`, or the daemon's problem (`degraded: …`, a watchdog's verdict)."""
+    version: str
+    strategies: int
+    heartbeat_seconds: int
+    started_at: datetime = Field(sa_type=UtcDateTime)
+    beat_at: datetime = Field(sa_type=UtcDateTime)
+    """When this row was written (stale after 3 × `heartbeat_seconds`)."""
+    last_tick_at: datetime | None = Field(default=None, sa_type=UtcDateTime)

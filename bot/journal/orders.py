@@ -66,7 +66,8 @@ class OrdersMixin(JournalBase):
     ) -> list[OrderChange]:
         """`upsert_order` plus `add_fill` for many orders in one transaction (one poll).
 
-        All or nothing: one refused observation rolls the whole batch back.
+        All or nothing: one refused observation rolls the whole batch back (an order of
+        another wallet than the one this journal is opened for is refused).
         """
         moment = canon.aware(observed_at, "observed_at")
         if not source:
@@ -75,6 +76,11 @@ class OrdersMixin(JournalBase):
             (_canonical_snapshot(o.snapshot), o.raw_hash, [_canonical_fill(f) for f in o.fills])
             for o in observations
         ]
+        if self.wallet is not None:  # the snapshots' wallets are canonical already
+            for values, _, _ in prepared:
+                if values["wallet"] != self.wallet:
+                    what = f"{values['kind']} order {values['order_id']}"
+                    self._require_own(values["wallet"], what)
         with self._writing() as session:
             return observe(session, prepared, moment, source)
 
@@ -87,7 +93,7 @@ class OrdersMixin(JournalBase):
         values = _canonical_fill(fill)
         moment = canon.aware(at)
         with self._writing() as session:
-            row = _find_order(session, kind, order_id)
+            row = self._find_order(session, kind, order_id)
             if row is None:
                 raise JournalError(f"no {kind} order {order_id} in the journal")
             row_id = canon.row_id(row.id)
@@ -100,7 +106,7 @@ class OrdersMixin(JournalBase):
     def order(self, kind: str, order_id: str) -> OrderView | None:
         """One stored order."""
         with self._reading() as session:
-            row = _find_order(session, kind, order_id)
+            row = self._find_order(session, kind, order_id)
             return None if row is None else _order_view(row)
 
     def orders(
@@ -112,8 +118,11 @@ class OrdersMixin(JournalBase):
         kind: str | None = None,
         wallet: str | None = None,
     ) -> list[OrderView]:
-        """Stored orders (oldest first), filtered by status, strategy, kind and wallet."""
-        query = sm_select(Order)
+        """Stored orders (oldest first), filtered by status, strategy, kind and wallet.
+
+        A journal opened for a wallet lists that wallet's only, whatever `wallet` says.
+        """
+        query = sm_select(Order).where(*self._scoped(Order.wallet))
         if status is not None:
             query = query.where(col(Order.status).in_(list(status)))
         if exclude_status is not None:
@@ -142,7 +151,7 @@ class OrdersMixin(JournalBase):
         `row_id`), so a page stays put while new orders arrive. Two indexed queries: a
         page of a large journal costs what its rows cost, not the whole table.
         """
-        filters: list[Any] = []
+        filters: list[Any] = self._scoped(Order.wallet)
         if status is not None:
             filters.append(col(Order.status).in_(list(status)))
         if strategy is not None:
@@ -163,7 +172,7 @@ class OrdersMixin(JournalBase):
         unchanged ones without loading whole rows.
         """
         query = sm_select(Order.order_id, Order.status, Order.last_raw_hash).where(
-            Order.kind == kind, Order.wallet == canon.wallet(wallet)
+            Order.kind == kind, Order.wallet == canon.wallet(wallet), *self._scoped(Order.wallet)
         )
         with self._reading() as session:
             return {order_id: (status, raw) for order_id, status, raw in session.exec(query)}
@@ -171,7 +180,7 @@ class OrdersMixin(JournalBase):
     def transitions(self, kind: str, order_id: str) -> list[OrderTransitionView]:
         """Every recorded status change of an order, oldest first."""
         with self._reading() as session:
-            row = _find_order(session, kind, order_id)
+            row = self._find_order(session, kind, order_id)
             if row is None:
                 return []
             query = (
@@ -187,7 +196,7 @@ class OrdersMixin(JournalBase):
     def fills(self, kind: str, order_id: str) -> list[FillView]:
         """Every recorded fill of an order, in recording order."""
         with self._reading() as session:
-            row = _find_order(session, kind, order_id)
+            row = self._find_order(session, kind, order_id)
             if row is None:
                 return []
             query = (
@@ -197,6 +206,12 @@ class OrdersMixin(JournalBase):
             )
             return [_fill_view(f) for f in session.exec(query)]
 
+    def _find_order(self, session: Session, kind: str, order_id: str) -> Order | None:
+        query = sm_select(Order).where(
+            Order.kind == kind, Order.order_id == order_id, *self._scoped(Order.wallet)
+        )
+        return session.exec(query).first()
+
     def fills_by_order(self, strategy: str) -> dict[tuple[str, str], list[FillView]]:
         """The fills of all of a strategy's orders, in one query: (kind, id) → fills.
 
@@ -205,7 +220,7 @@ class OrdersMixin(JournalBase):
         query = (
             sm_select(Order.kind, Order.order_id, Fill)
             .join(Fill, col(Fill.order_row_id) == col(Order.id))
-            .where(Order.strategy == strategy)
+            .where(Order.strategy == strategy, *self._scoped(Order.wallet))
             .order_by(col(Fill.id))
         )
         found: dict[tuple[str, str], list[FillView]] = {}
@@ -273,12 +288,6 @@ def _usd(value: Decimal | None) -> Decimal | None:
         return canon.exact(value, "usd")
     except JournalError:
         return None
-
-
-def _find_order(session: Session, kind: str, order_id: str) -> Order | None:
-    return session.exec(
-        sm_select(Order).where(Order.kind == kind, Order.order_id == order_id)
-    ).first()
 
 
 def _order_view(row: Order) -> OrderView:

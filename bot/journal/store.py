@@ -17,7 +17,8 @@ Callers get frozen dataclass views (`bot.journal.views`), never ORM objects.
 
 `Journal` is composed of one part per table group, each in its own module and each
 built on `JournalBase` (`bot.journal.base`): intents, orders (bulk application in
-`bot.journal.observe`), transactions, swap fills, prices, strategy_state, commands and export.
+`bot.journal.observe`), transactions, swap fills, prices, strategy_state, commands, daemons
+and export.
 This module holds `Journal`; the package (`bot.journal`) exports the public names.
 """
 
@@ -27,7 +28,9 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.journal import canon
 from bot.journal.commands import CommandsMixin
+from bot.journal.daemons import DaemonsMixin
 from bot.journal.db import (
     check_url,
     driver_message,
@@ -64,12 +67,20 @@ class Journal(
     PriceTicksMixin,
     StrategyStateMixin,
     CommandsMixin,
+    DaemonsMixin,
     ExportMixin,
 ):
     """The journal store. Open with `Journal.open(url)`; close with `close()` or `with`."""
 
     @classmethod
-    def open(cls, url: str | URL, *, migrate: bool = True, readonly: bool = False) -> Journal:
+    def open(
+        cls,
+        url: str | URL,
+        *,
+        migrate: bool = True,
+        readonly: bool = False,
+        wallet: str | None = None,
+    ) -> Journal:
         """Open the journal at `url`.
 
         Args:
@@ -78,6 +89,9 @@ class Journal(
                 `readonly`).
             readonly: a second process (`bot orders`, export): reads, plus
                 `enqueue_command`. The database must exist and be at `head`.
+            wallet: the wallet this journal is for: its writes are stamped with it and its
+                reads see that wallet's rows only (None: the whole database; see
+                `bind_wallet` for a wallet known only later).
 
         Every page of a SQLite journal is checked first (`require_intact`): damage is
         found here, not half-way through a trade or a listing.
@@ -87,11 +101,13 @@ class Journal(
                 PostgreSQL without psycopg installed.
             JournalUnusable: not an intact SQLite database, or at a schema revision this
                 code does not know (a newer bot's): nothing is written to it.
-            JournalError: read-only and the database is missing or not at `head`, or not
-                migrating and the schema is not at `head`, or it cannot be opened. Every
+            JournalError: a malformed wallet; read-only and the database is missing or
+                not at `head`, or not migrating and the schema is not at `head`, or it
+                cannot be opened. Every
                 message is one line naming the journal (never its password).
         """
         url = check_url(url)  # one line for an engine the journal does not support
+        scope = None if wallet is None else canon.wallet(wallet)
         if readonly:
             path = sqlite_file(url)
             if path is not None and not path.exists():
@@ -116,7 +132,7 @@ class Journal(
             raise JournalError(
                 f"journal at {journal_name(url)}: cannot open it: {driver_message(exc)}"
             ) from exc
-        return cls(engine, readonly=readonly)
+        return cls(engine, readonly=readonly, wallet=scope)
 
 
 def _require_head(engine: Engine) -> None:

@@ -1,4 +1,9 @@
-"""Strategy state: small JSON values a strategy keeps between runs, per (strategy, key)."""
+"""Strategy state: small JSON values a strategy keeps between runs, per (strategy, key).
+
+Per wallet: a journal opened for a wallet reads and writes that wallet's values only; one
+opened for no wallet those of `UNNAMED_WALLET` (claimed by the first daemon that opens
+the journal for its wallet, `claim_unnamed`).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from sqlmodel import select as sm_select
 from bot.journal import canon
 from bot.journal.base import JournalBase
 from bot.journal.codec import decode_json
-from bot.journal.models import StrategyState
+from bot.journal.models import UNNAMED_WALLET, Command, StrategyState
 
 __all__ = ["StrategyStateMixin"]
 
@@ -23,7 +28,7 @@ class StrategyStateMixin(JournalBase):
     def get_state(self, strategy: str, key: str, default: Any = None) -> Any:
         """A strategy's stored value (Decimals and datetimes come back as such), or default."""
         with self._reading() as session:
-            row = session.get(StrategyState, (strategy, key))
+            row = session.get(StrategyState, (strategy, key, self._owner()))
             return default if row is None else decode_json(row.value_json)
 
     def set_state(self, strategy: str, key: str, value: Any, *, at: datetime) -> None:
@@ -40,12 +45,17 @@ class StrategyStateMixin(JournalBase):
             return
         encoded = {k: canon.json_text(v, f"state {strategy}.{k}") for k, v in values.items()}
         moment = canon.aware(at)
+        owner = self._owner()
         with self._writing() as session:
             for key, value_json in encoded.items():
-                row = session.get(StrategyState, (strategy, key))
+                row = session.get(StrategyState, (strategy, key, owner))
                 if row is None:
                     row = StrategyState(
-                        strategy=strategy, key=key, value_json=value_json, updated_at=moment
+                        strategy=strategy,
+                        key=key,
+                        value_json=value_json,
+                        updated_at=moment,
+                        wallet=owner,
                     )
                 else:
                     row.value_json = value_json
@@ -56,7 +66,7 @@ class StrategyStateMixin(JournalBase):
         """Every stored value of a strategy, by key (sorted), in one query."""
         query = (
             sm_select(StrategyState)
-            .where(StrategyState.strategy == strategy)
+            .where(StrategyState.strategy == strategy, StrategyState.wallet == self._owner())
             .order_by(col(StrategyState.key))
         )
         with self._reading() as session:
@@ -65,7 +75,7 @@ class StrategyStateMixin(JournalBase):
     def delete_state(self, strategy: str, key: str) -> bool:
         """Forget one key; True when it existed."""
         with self._writing() as session:
-            row = session.get(StrategyState, (strategy, key))
+            row = session.get(StrategyState, (strategy, key, self._owner()))
             if row is None:
                 return False
             session.delete(row)
@@ -75,8 +85,51 @@ class StrategyStateMixin(JournalBase):
         """The keys a strategy has stored, sorted."""
         query = (
             sm_select(StrategyState)
-            .where(StrategyState.strategy == strategy)
+            .where(StrategyState.strategy == strategy, StrategyState.wallet == self._owner())
             .order_by(col(StrategyState.key))
         )
         with self._reading() as session:
             return [r.key for r in session.exec(query)]
+
+    def claim_unnamed(self) -> int:
+        """Take the strategy state and queued commands no wallet was named for.
+
+        For the daemon that holds its wallet's lock, at start: rows written before `0006`
+        without evidence of their wallet, or by a journal opened for no wallet (a tool of
+        before), become this wallet's. A key this wallet already holds keeps its value.
+        Returns how many rows were claimed (0 for a journal opened for no wallet).
+        """
+        if self.wallet is None:
+            return 0
+        wallet = self.wallet
+        with self._writing() as session:
+            held = {
+                (r.strategy, r.key)
+                for r in session.exec(
+                    sm_select(StrategyState).where(StrategyState.wallet == wallet)
+                )
+            }
+            claimed = 0
+            unnamed = sm_select(StrategyState).where(StrategyState.wallet == UNNAMED_WALLET)
+            for row in list(session.exec(unnamed)):
+                if (row.strategy, row.key) in held:
+                    continue
+                session.add(
+                    StrategyState(
+                        strategy=row.strategy,
+                        key=row.key,
+                        value_json=row.value_json,
+                        updated_at=row.updated_at,
+                        wallet=wallet,
+                    )
+                )
+                session.delete(row)
+                claimed += 1
+            queued = sm_select(Command).where(
+                Command.wallet == UNNAMED_WALLET, Command.state == "queued"
+            )
+            for command in list(session.exec(queued)):
+                command.wallet = wallet
+                session.add(command)
+                claimed += 1
+            return claimed

@@ -57,7 +57,7 @@ class SwapFillsMixin(JournalBase):
         )
         with self._writing() as session:
             intent = session.get(Intent, fill.intent_id)
-            if intent is None or intent.kind != "swap":
+            if intent is None or not self._visible(intent.wallet) or intent.kind != "swap":
                 raise JournalError(f"intent {fill.intent_id} is not a swap in the journal")
             found = session.exec(
                 sm_select(SwapFill).where(SwapFill.intent_id == fill.intent_id)
@@ -69,7 +69,11 @@ class SwapFillsMixin(JournalBase):
 
     def swap_fills(self, strategy: str | None = None) -> list[SwapFillView]:
         """Recorded swap fills (in recording order), optionally of one strategy."""
-        query = sm_select(SwapFill, Intent).join(Intent, col(Intent.id) == col(SwapFill.intent_id))
+        query = (
+            sm_select(SwapFill, Intent)
+            .join(Intent, col(Intent.id) == col(SwapFill.intent_id))
+            .where(*self._scoped(Intent.wallet))
+        )
         if strategy is not None:
             query = query.where(Intent.strategy == strategy)
         with self._reading() as session:

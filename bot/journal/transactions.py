@@ -42,11 +42,12 @@ class TransactionsMixin(JournalBase):
         stored record unchanged.
 
         Raises:
-            JournalError: malformed hash/sender, unknown state, or the hash already
-                recorded for another sender/sequence number.
+            JournalError: malformed hash/sender (or another sender than the wallet this
+                journal is opened for), unknown state, or the hash already recorded for
+                another sender/sequence number.
         """
         canonical = canon.tx_hash(hash)
-        canonical_sender = canon.wallet(sender)
+        canonical_sender = self._require_own(sender, "a transaction")
         if state not in TX_STATES:
             raise JournalError(f"transaction state {state!r} is not one of {TX_STATES}")
         if isinstance(sequence_number, bool) or not isinstance(sequence_number, int):
@@ -111,7 +112,9 @@ class TransactionsMixin(JournalBase):
         moment = canon.aware(at)
         with self._writing() as session:
             row = session.exec(
-                sm_select(TransactionRecord).where(TransactionRecord.hash == canonical)
+                sm_select(TransactionRecord).where(
+                    TransactionRecord.hash == canonical, *self._scoped(TransactionRecord.sender)
+                )
             ).first()
             if row is None:
                 raise JournalError(f"no transaction {canonical} in the journal")
@@ -140,7 +143,9 @@ class TransactionsMixin(JournalBase):
         canonical = canon.tx_hash(hash)
         with self._reading() as session:
             row = session.exec(
-                sm_select(TransactionRecord).where(TransactionRecord.hash == canonical)
+                sm_select(TransactionRecord).where(
+                    TransactionRecord.hash == canonical, *self._scoped(TransactionRecord.sender)
+                )
             ).first()
             return None if row is None else _tx_view(row)
 
@@ -148,7 +153,7 @@ class TransactionsMixin(JournalBase):
         self, intent_id: int | None = None, states: Iterable[str] | None = None
     ) -> list[TransactionView]:
         """Recorded transactions (oldest first), optionally of one intent / in `states`."""
-        query = sm_select(TransactionRecord)
+        query = sm_select(TransactionRecord).where(*self._scoped(TransactionRecord.sender))
         if intent_id is not None:
             query = query.where(TransactionRecord.intent_id == intent_id)
         if states is not None:

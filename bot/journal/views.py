@@ -274,3 +274,27 @@ class CommandView:
     created_at: datetime
     updated_at: datetime
     result: str | None = None
+    wallet: str = ""
+    """The wallet whose daemon is to run it (`""`: not named)."""
+
+
+@dataclass(frozen=True)
+class DaemonView:
+    """One wallet's daemon as its last heartbeat wrote it to the journal (`daemons`)."""
+
+    wallet: str
+    host: str
+    pid: int
+    mode: str
+    state: str
+    """starting | running | stopping | stopped."""
+    health: str
+    """`ok`, or the daemon's problem as it saw it."""
+    version: str
+    strategies: int
+    heartbeat_seconds: int
+    started_at: datetime
+    beat_at: datetime
+    """When the row was written (the wall clock): stale after 3 × `heartbeat_seconds`."""
+    last_tick_at: datetime | None = None
+    """The latest tick of its strategies (the market clock's time), None before the first."""

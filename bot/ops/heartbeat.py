@@ -1,14 +1,17 @@
-"""The daemon's heartbeat: one snapshot, three outputs.
+"""The daemon's heartbeat: one snapshot, four outputs.
 
 Every `[daemon].heartbeat_seconds` the daemon takes a `DaemonStatus` snapshot (strategies
 and their counters, open orders from the journal, the last tick, errors since start, the
 last order poll, the APT balance for gas) and turns it into a `heartbeat` log line, the
-status file `bot status` reads, and the `STATUS=` line `systemctl status` shows.
+status file `bot status` reads, the `STATUS=` line `systemctl status` shows, and its
+wallet's row of the journal's `daemons` table (`record_daemon`), which `bot status --all`
+lists for every wallet sharing the journal.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Collection, Iterable, Mapping, Sequence, Sized
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -18,22 +21,26 @@ from bot import __version__
 from bot.aptos.address import Address
 from bot.aptos.tokens import TokenBook
 from bot.chain import NodeClient
+from bot.clock import parse_utc
 from bot.domain import LIVE_ORDER_STATUSES, OrderStatus
 from bot.engine.engine import StrategyStats
-from bot.journal import IntentTransitionView, IntentView
+from bot.journal import DaemonView, IntentTransitionView, IntentView
 from bot.logging import get_logger
 from bot.money import format_decimal, from_base_units
 from bot.ops.status_file import DaemonStatus, StrategyStatus
 
 __all__ = [
     "DaemonFacts",
+    "DaemonRegistry",
     "OpenWork",
     "apt_balance",
     "build_status",
+    "daemon_row",
     "iso",
     "log_heartbeat",
     "missing_order_count",
     "open_order_count",
+    "record_daemon",
     "status_line",
 ]
 
@@ -235,3 +242,50 @@ def log_heartbeat(status: DaemonStatus) -> None:
         log.info("heartbeat", **fields)
     else:
         log.warning("heartbeat", problem=status.problem, **fields)
+
+
+class DaemonRegistry(Protocol):
+    """Where a daemon's heartbeat row goes: the journal's `daemons` table."""
+
+    def record_daemon(self, daemon: DaemonView) -> None:
+        """Insert or replace the wallet's row."""
+        ...
+
+
+def daemon_row(status: DaemonStatus, *, host: str | None = None) -> DaemonView | None:
+    """The `daemons` row of a status snapshot; None without a wallet (nothing to key it by).
+
+    Raises:
+        ValueError: a time of the snapshot that is not ISO-8601.
+    """
+    if status.wallet is None:
+        return None
+    last = _last_tick(status)
+    return DaemonView(
+        wallet=status.wallet,
+        host=host if host is not None else socket.gethostname(),
+        pid=status.pid,
+        mode=status.mode,
+        state=status.state,
+        health="ok" if status.healthy else str(status.problem or "unhealthy"),
+        version=status.version,
+        strategies=len(status.strategies),
+        heartbeat_seconds=status.heartbeat_seconds or 0,
+        started_at=parse_utc(status.started_at),
+        beat_at=parse_utc(status.updated_at),
+        last_tick_at=None if last is None else parse_utc(last),
+    )
+
+
+def record_daemon(journal: DaemonRegistry, status: DaemonStatus) -> None:
+    """Write the wallet's `daemons` row from a status snapshot (no wallet: nothing).
+
+    A failure is logged, never raised: the heartbeat goes on without its row (`bot status
+    --all` then shows the row growing stale).
+    """
+    try:
+        row = daemon_row(status)
+        if row is not None:
+            journal.record_daemon(row)
+    except Exception as exc:  # a journal hiccup must not stop the status file or the beat
+        get_logger("daemon").error("daemon_row.failed", error=f"{type(exc).__name__}: {exc}")

@@ -470,7 +470,8 @@ def _wallet_of_lock(path: Path) -> str | None:
 
 def _add_journal_facts(view: StatusView, settings: Settings, tokens: TokenBook) -> None:
     try:
-        journal = Journal.open(settings.journal.url, readonly=True)
+        # The wallet's rows only (a journal shared by several wallets' daemons).
+        journal = Journal.open(settings.journal.url, readonly=True, wallet=view.wallet)
     except JournalError as exc:
         view.journal_problem = str(exc)
         view.spend = spend_lines(settings, None, tokens, view.wallet, view.now.date())

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from bot.chain import new_key_file
+from bot.journal import Journal
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -223,6 +224,15 @@ def test_systemd_hears_ready_status_watchdog_in_order_then_stopping(
     assert stopping > ready and "WATCHDOG=1" not in texts[stopping:]
     assert texts[-1].startswith("STATUS=stopped")
     assert setup.status()["state"] == "stopped"
+    # Its heartbeat row in the journal (`bot status --all`) says so too.
+    with Journal.open(f"sqlite:///{setup.folder / 'bot.db'}", readonly=True) as journal:
+        (row,) = journal.daemons()
+    assert (row.wallet, row.state, row.strategies, row.pid) == (
+        setup.wallet,
+        "stopped",
+        1,
+        setup.status()["pid"],
+    )
     # JSON logs: nothing on stdout, the console's lines are `console` events of the log.
     assert (setup.folder / "out.txt").read_text() == ""
     assert log_events(setup, "console")[-1]["text"] == "bot stopped"

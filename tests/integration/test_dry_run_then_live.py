@@ -66,7 +66,8 @@ def test_dry_runs_then_live_show_and_place_the_same_actions(tmp_path: Path) -> N
     placed = [line for line in live.splitlines() if "→ confirmed order " in line]
     assert len(placed) == 5, live
     assert sum(line.startswith("apt-ladder: create limit") for line in placed) == 4
-    with Journal.open("sqlite:///" + str(tmp_path / "data" / "bot.db"), readonly=True) as journal:
+    journal_url = "sqlite:///" + str(tmp_path / "data" / "bot.db")
+    with Journal.open(journal_url, readonly=True, wallet=wallet) as journal:  # its state
         assert sorted(i.idempotency_key for i in journal.intents(states=["confirmed"])) == [
             *(f"apt-ladder:ladder:0:{k}" for k in range(1, 5)),
             "weekly-apt:dca:0",

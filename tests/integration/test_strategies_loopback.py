@@ -202,7 +202,7 @@ async def test_five_strategies_for_three_days(served: Served) -> None:
         chain_id = runtime.client.chain_id
 
     world = paper_orders(served.url, served.wallet, chain_id)
-    with Journal.open(settings.journal.url) as journal:
+    with Journal.open(settings.journal.url, wallet=served.wallet) as journal:
         check_orders_match(journal, world)
         check_intents_settled(journal, world)
         check_recurring_dca(journal, world, seen["weekly-apt"], live_dcas)

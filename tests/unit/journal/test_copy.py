@@ -15,7 +15,7 @@ from bot.cli.journal_cmd import app
 from bot.journal import Journal
 from bot.journal.copy import CopyMismatch, copy_journal
 from bot.journal.models import journal_metadata
-from bot.journal.views import SwapFillRecord
+from bot.journal.views import DaemonView, SwapFillRecord
 from tests.support.console_rig import APT, T0, USDC, WALLET, fill_journal
 
 runner = CliRunner()
@@ -57,6 +57,9 @@ def full_journal(path: Path) -> str:
         )
         journal.set_state("swapper", "note", {"ünïcode": "✓", "d": Decimal("1E-30")}, at=T0)
         journal.enqueue_command("cancel", {"order": "x"}, at=T0)
+        journal.record_daemon(
+            DaemonView(WALLET, "höst-1", 4242, "live", "running", "ok", "1.0", 2, 60, T0, T0)
+        )
     return url
 
 

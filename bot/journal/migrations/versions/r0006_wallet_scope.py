@@ -1,0 +1,171 @@
+"""Every row scoped to its wallet; the `daemons` table of heartbeats.
+
+Revision ID: 0006_wallet_scope
+Revises: 0005_swap_fills
+Create Date: 2026-11-25
+
+* `strategy_state.wallet`, part of the primary key (strategy, key, wallet): two wallets'
+  strategies of the same name on one database keep their own state.
+* `commands.wallet`: the daemon of that wallet takes the command, no other
+  (index `(wallet, state)` for its poll).
+* `intents`: the idempotency key is unique per (wallet, strategy, key), not per
+  (strategy, key).
+* Indexes where reads filter by wallet: `orders (wallet, kind)`, `transactions (sender)`.
+* `daemons`: one row per wallet, its daemon's last heartbeat (`bot status --all`).
+
+Backfill, from the rows' own evidence: a strategy's state goes to the one wallet whose
+intents or orders name that strategy (a pause, kept under `@daemon` as `paused:NAME`, to
+NAME's); a command to the wallet of the strategy or the order its payload names. Without
+such evidence (or with two wallets for one strategy), the journal's one wallet (when its
+intents, orders and transactions name exactly one), else `''` (not named: the first
+daemon that opens the journal for its wallet claims them). Every row is kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0006_wallet_scope"
+down_revision: str | None = "0005_swap_fills"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+_UNNAMED = ""
+_PAUSE_OWNER = "@daemon"
+_PAUSE_PREFIX = "paused:"
+
+
+def _one(wallets: set[str]) -> str | None:
+    return next(iter(wallets)) if len(wallets) == 1 else None
+
+
+def _strategy_wallets(conn: sa.Connection) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    rows = conn.execute(
+        sa.text(
+            "SELECT strategy, wallet FROM intents UNION "
+            "SELECT strategy, wallet FROM orders WHERE strategy IS NOT NULL"
+        )
+    )
+    for strategy, wallet in rows:
+        found.setdefault(strategy, set()).add(wallet)
+    return found
+
+
+def _journal_wallet(conn: sa.Connection) -> str:
+    rows = conn.execute(
+        sa.text(
+            "SELECT wallet FROM intents UNION SELECT wallet FROM orders "
+            "UNION SELECT sender FROM transactions"
+        )
+    )
+    return _one({wallet for (wallet,) in rows}) or _UNNAMED
+
+
+def _state_wallet(strategy: str, key: str, by_strategy: dict[str, set[str]], default: str) -> str:
+    if strategy == _PAUSE_OWNER and key.startswith(_PAUSE_PREFIX):
+        strategy = key[len(_PAUSE_PREFIX) :]
+    return _one(by_strategy.get(strategy, set())) or default
+
+
+def _command_wallet(
+    conn: sa.Connection, payload_json: str, by_strategy: dict[str, set[str]], default: str
+) -> str:
+    try:
+        payload = json.loads(payload_json)
+    except ValueError:
+        return default
+    if not isinstance(payload, dict):
+        return default
+    strategy, order_id = payload.get("strategy"), payload.get("order_id")
+    if isinstance(strategy, str):
+        return _one(by_strategy.get(strategy, set())) or default
+    if isinstance(order_id, str):
+        query = sa.text("SELECT DISTINCT wallet FROM orders WHERE order_id = :o")
+        return _one({w for (w,) in conn.execute(query, {"o": order_id})}) or default
+    return default
+
+
+def _backfill(conn: sa.Connection) -> None:
+    by_strategy = _strategy_wallets(conn)
+    default = _journal_wallet(conn)
+    states = conn.execute(sa.text("SELECT strategy, key FROM strategy_state")).all()
+    for strategy, key in states:
+        conn.execute(
+            sa.text("UPDATE strategy_state SET wallet = :w WHERE strategy = :s AND key = :k"),
+            {"w": _state_wallet(strategy, key, by_strategy, default), "s": strategy, "k": key},
+        )
+    commands = conn.execute(sa.text("SELECT id, payload_json FROM commands")).all()
+    for command_id, payload_json in commands:
+        conn.execute(
+            sa.text("UPDATE commands SET wallet = :w WHERE id = :i"),
+            {"w": _command_wallet(conn, payload_json, by_strategy, default), "i": command_id},
+        )
+
+
+def upgrade() -> None:
+    """Add and backfill the wallet columns, change the keys, add `daemons`."""
+    for table in ("strategy_state", "commands"):
+        with op.batch_alter_table(table) as batch:
+            batch.add_column(sa.Column("wallet", sa.String(), nullable=True))
+    _backfill(op.get_bind())
+    with op.batch_alter_table("strategy_state") as batch:
+        batch.alter_column("wallet", existing_type=sa.String(), nullable=False)
+        batch.drop_constraint("pk_strategy_state", type_="primary")
+        batch.create_primary_key("pk_strategy_state", ["strategy", "key", "wallet"])
+    with op.batch_alter_table("commands") as batch:
+        batch.alter_column("wallet", existing_type=sa.String(), nullable=False)
+        batch.create_index("ix_commands_wallet_state", ["wallet", "state"], unique=False)
+    with op.batch_alter_table("intents") as batch:
+        batch.drop_constraint("uq_intents_strategy_idempotency_key", type_="unique")
+        batch.create_unique_constraint(
+            "uq_intents_wallet_strategy_idempotency_key", ["wallet", "strategy", "idempotency_key"]
+        )
+    with op.batch_alter_table("orders") as batch:
+        batch.create_index("ix_orders_wallet_kind", ["wallet", "kind"], unique=False)
+    with op.batch_alter_table("transactions") as batch:
+        batch.create_index("ix_transactions_sender", ["sender"], unique=False)
+    op.create_table(
+        "daemons",
+        sa.Column("wallet", sa.String(), nullable=False),
+        sa.Column("host", sa.String(), nullable=False),
+        sa.Column("pid", sa.Integer(), nullable=False),
+        sa.Column("mode", sa.String(), nullable=False),
+        sa.Column("state", sa.String(), nullable=False),
+        sa.Column("health", sa.String(), nullable=False),
+        sa.Column("version", sa.String(), nullable=False),
+        sa.Column("strategies", sa.Integer(), nullable=False),
+        sa.Column("heartbeat_seconds", sa.Integer(), nullable=False),
+        sa.Column("started_at", sa.Text(), nullable=False),
+        sa.Column("beat_at", sa.Text(), nullable=False),
+        sa.Column("last_tick_at", sa.Text(), nullable=True),
+        sa.PrimaryKeyConstraint("wallet", name="pk_daemons"),
+    )
+
+
+def downgrade() -> None:
+    """Back to one state and one queue for the database.
+
+    Fails where two wallets share a strategy's key: the older schema cannot hold both.
+    """
+    op.drop_table("daemons")
+    with op.batch_alter_table("transactions") as batch:
+        batch.drop_index("ix_transactions_sender")
+    with op.batch_alter_table("orders") as batch:
+        batch.drop_index("ix_orders_wallet_kind")
+    with op.batch_alter_table("intents") as batch:
+        batch.drop_constraint("uq_intents_wallet_strategy_idempotency_key", type_="unique")
+        batch.create_unique_constraint(
+            "uq_intents_strategy_idempotency_key", ["strategy", "idempotency_key"]
+        )
+    with op.batch_alter_table("commands") as batch:
+        batch.drop_index("ix_commands_wallet_state")
+        batch.drop_column("wallet")
+    with op.batch_alter_table("strategy_state") as batch:
+        batch.drop_constraint("pk_strategy_state", type_="primary")
+        batch.create_primary_key("pk_strategy_state", ["strategy", "key"])
+        batch.drop_column("wallet")
