@@ -58,7 +58,7 @@ from bot.journal.views import FillRecord, OrderObservation, OrderSnapshot  # noq
 
 PYTHON = sys.executable
 CACHE = Path(os.environ.get("TMPDIR", tempfile.gettempdir())) / "bot-bench-accounting"
-FORMAT = 1  # bump when the journal built here changes (the cache is keyed by it)
+FORMAT = 2  # bump when the journal built here changes (the cache is keyed by it)
 TARGET_S = 1.0
 TARGET_MB = 200.0
 START = datetime(2025, 1, 1, tzinfo=UTC)
@@ -239,7 +239,7 @@ def build(path: Path, scale: int, dense: bool) -> tuple[int, float]:
 def write_config(folder: Path, journal: Path) -> Path:
     config = folder / "bench.toml"
     config.write_text(
-        f'mode = "paper"\n[journal]\nurl = "sqlite:///{journal}"\n'
+        f'mode = "paper"\n[wallet]\naddress = "{WALLET}"\n[journal]\nurl = "sqlite:///{journal}"\n'
         '[accounting]\ntime_zone = "UTC"\ncost_basis = "fifo"\n',
         encoding="utf-8",
     )

@@ -6,9 +6,11 @@ into `Figures`. Every USD figure is the value *at the trade's time*.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, localcontext
+from itertools import chain
+from operator import attrgetter
 
 from bot.accounting.exact import EXACT, ZERO
 from bot.accounting.records import FeeKind, Trade
@@ -57,47 +59,47 @@ class Tally:
         self.gas_unvalued = 0
         self.realised_usd = ZERO
 
-    def add(
+    def add_trades(
         self,
-        trade: Trade,
+        trades: Sequence[Trade],
         *,
-        value_usd: Decimal | None,
-        fee_usd: Sequence[Decimal | None],
-        realised_usd: Decimal,
+        values_usd: Sequence[Decimal | None],
+        fees_usd: Sequence[Sequence[Decimal | None]],
+        realised_usd: Sequence[Decimal],
     ) -> None:
-        """Count `trade` with its USD value, its fees' USD values and its realised gain.
+        """Count `trades` with their USD values, their fees' USD values and realised gains.
 
-        `fee_usd` is in the order of `trade.fees` (None: a fee without a USD value).
+        The other arguments are in the order of `trades` (`fees_usd[i]` in the order of
+        `trades[i].fees`; None: no USD value). Summed a column at a time (a bucket of a
+        year's trades usually sells one token, buys one, pays one kind of fee): exact sums
+        under `EXACT`, so the order of the additions changes nothing.
         """
-        add = EXACT.add  # once per trade, for every trade of a year: kept lean
-        self.trades += 1
-        invested, received = self.invested, self.received
-        token = trade.sold_token
-        invested[token] = add(invested.get(token, ZERO), trade.sold)
-        token = trade.bought_token
-        received[token] = add(received.get(token, ZERO), trade.bought)
-        if value_usd is not None:
-            self.traded_usd = add(self.traded_usd, value_usd)
-        if trade.fees or fee_usd:
-            for fee, usd in zip(trade.fees, fee_usd, strict=True):
-                sums = self.fees.get(fee.kind)
-                if sums is None:
-                    sums = self.fees[fee.kind] = {}
-                token = fee.token
-                sums[token] = add(sums.get(token, ZERO), fee.amount)
-                if usd is None:
-                    self.fees_unvalued += 1
-                else:
-                    self.fees_usd = add(self.fees_usd, usd)
-        octas = trade.gas_octas
-        if octas:
-            self.gas_octas += octas
-            if trade.gas_usd is None:
-                self.gas_unvalued += 1
-        if trade.gas_usd is not None:
-            self.gas_usd = add(self.gas_usd, trade.gas_usd)
-        if realised_usd:  # most trades (buys) realise nothing
-            self.realised_usd = add(self.realised_usd, realised_usd)
+        with localcontext(EXACT):
+            self.trades += len(trades)
+            _sum_by(self.invested, list(map(_sold_token, trades)), map(_sold, trades))
+            _sum_by(self.received, list(map(_bought_token, trades)), map(_bought, trades))
+            # `filter(None, …)`: drops None and zeros, which add nothing.
+            self.traded_usd = sum(filter(None, values_usd), self.traded_usd)
+            self.realised_usd = sum(filter(None, realised_usd), self.realised_usd)
+            fees = list(chain.from_iterable(map(_fees, trades)))
+            if fees:
+                for kind in set(map(_kind, fees)):
+                    of_kind = [fee for fee in fees if fee.kind == kind]
+                    sums = self.fees.get(kind)
+                    if sums is None:
+                        sums = self.fees[kind] = {}
+                    _sum_by(sums, list(map(_token, of_kind)), map(_amount, of_kind))
+                valued = list(chain.from_iterable(fees_usd))
+                self.fees_unvalued += valued.count(None)
+                self.fees_usd = sum(filter(None, valued), self.fees_usd)
+            gas_usd = list(map(_gas_usd, trades))
+            self.gas_usd = sum(filter(None, gas_usd), self.gas_usd)
+            octas = sum(map(_gas_octas, trades))
+            if octas:
+                self.gas_octas += octas
+                self.gas_unvalued += sum(
+                    1 for t, usd in zip(trades, gas_usd, strict=True) if t.gas_octas and usd is None
+                )
 
     def add_gas(self, octas: int, usd: Decimal | None) -> None:
         """Count gas paid outside any trade (`GasCost`): in the gas, and as a realised loss."""
@@ -147,3 +149,20 @@ class Tally:
 
 def _add_to(sums: dict[str, Decimal], token: str, amount: Decimal) -> None:
     sums[token] = EXACT.add(sums.get(token, ZERO), amount)
+
+
+def _sum_by(sums: dict[str, Decimal], tokens: list[str], amounts: Iterator[Decimal]) -> None:
+    """Add each amount to its token's sum in `sums` (under the caller's exact context)."""
+    distinct = set(tokens)
+    if len(distinct) == 1:  # the usual case: one sum, a column at a time
+        (token,) = distinct
+        sums[token] = sum(amounts, sums.get(token, ZERO))
+        return
+    for token, amount in zip(tokens, amounts, strict=True):
+        sums[token] = sums.get(token, ZERO) + amount
+
+
+_sold_token, _sold = attrgetter("sold_token"), attrgetter("sold")
+_bought_token, _bought = attrgetter("bought_token"), attrgetter("bought")
+_fees, _gas_usd, _gas_octas = attrgetter("fees"), attrgetter("gas_usd"), attrgetter("gas_octas")
+_kind, _token, _amount = attrgetter("kind"), attrgetter("token"), attrgetter("amount")

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
-from decimal import Decimal
-from operator import attrgetter
+from decimal import Decimal, localcontext
+from itertools import compress, groupby, repeat
+from operator import attrgetter, floordiv, sub
 
 from bot.accounting.buckets import BucketPeriod, bucket_keys, bucket_label, bucket_of, zone_of
 from bot.accounting.exact import EXACT, HUNDRED, RATIO, ZERO, ratio, total
@@ -126,7 +127,7 @@ def main_pair(trades: Iterable[Trade]) -> Pair | None:
     A DCA of USDC into APT: base APT, quote USDC (prices in USDC per APT). A report that
     follows the user's `[display].price_quote` passes its own `Pair` instead.
     """
-    counts = Counter((t.sold_token, t.bought_token) for t in trades)
+    counts = Counter(map(_direction_of, trades))
     if not counts:
         return None
     (sold, bought), _ = counts.most_common(1)[0]
@@ -172,29 +173,37 @@ def account(
             if (start is None or t.time >= start) and (end is None or t.time <= end)
         ]
     basis = CostBasis(method)
-    tally = Tally()
-    buckets: dict[date, Tally] = {}
     unvalued: list[str] = []
     uncovered: dict[str, Decimal] = {}
-    valuer = Valuer(prices)
-    bucket_key = bucket_keys(period, tz) if period is not None else None
-    for trade in ordered:
+    value_of = Valuer(prices).value
+    values: list[Decimal | None] = []
+    fees: list[tuple[Decimal | None, ...]] = []
+    realised: list[Decimal] = []
+    # The lots move a trade at a time; the sums come after.
+    for trade, micros in zip(ordered, micros_of(ordered), strict=True):
         if end is not None and trade.time > end:
             break
         counts = start is None or trade.time >= start
-        value, fee_usd = valuer.value(trade)
-        realised = book_trade(trade, value, fee_usd, basis, uncovered if counts else None)
-        if not counts:
-            continue
-        if value is None:
-            unvalued.append(trade.ref)
-        # Counted once, in its bucket when there are buckets: the totals are their sum.
-        if bucket_key is None:
-            target = tally
-        else:
-            first = bucket_key(trade.time)
-            target = buckets.get(first) or buckets.setdefault(first, Tally())
-        target.add(trade, value_usd=value, fee_usd=fee_usd, realised_usd=realised)
+        value, fee_usd = value_of(trade, micros)
+        gain = book_trade(trade, value, fee_usd, basis, uncovered if counts else None)
+        if counts:
+            values.append(value)
+            fees.append(fee_usd)
+            realised.append(gain)
+            if value is None:
+                unvalued.append(trade.ref)
+    tally = Tally()
+    buckets: dict[date, Tally] = {}
+    # Counted once, in its bucket when there are buckets (the totals are their sum). The
+    # trades are in time order, so a bucket's trades are one run of them.
+    for first, run in _runs(counted, period, tz):
+        target = tally if first is None else buckets.setdefault(first, Tally())
+        target.add_trades(
+            counted[run],
+            values_usd=values[run],
+            fees_usd=fees[run],
+            realised_usd=realised[run],
+        )
     for cost in gas:
         if (start is None or cost.time >= start) and (end is None or cost.time <= end):
             if period is None:
@@ -330,6 +339,30 @@ def _gas_groups(gas: Iterable[GasCost], key: Callable[[GasCost], str]) -> dict[s
     return groups
 
 
+def micros_of(trades: list[Trade]) -> list[int]:
+    """Each trade's time as µs since the epoch (`to_micros`, a column at a time)."""
+    return list(map(floordiv, map(sub, map(_time_of, trades), repeat(EPOCH)), repeat(MICROSECOND)))
+
+
+def _runs(
+    trades: list[Trade], period: BucketPeriod | None, zone: tzinfo
+) -> Iterator[tuple[date | None, slice]]:
+    """The runs of `trades` (in time order) that fall in one bucket: (its first date, run).
+
+    No `period`: one run of all of them, in no bucket (None). A bucket's local dates are
+    one stretch of time, so time-ordered trades fill each bucket in one run.
+    """
+    if period is None:
+        yield None, slice(0, len(trades))
+        return
+    key = bucket_keys(period, zone)
+    begun = 0
+    for first, run in groupby(map(key, map(_time_of, trades))):
+        ended = begun + sum(1 for _ in run)
+        yield first, slice(begun, ended)
+        begun = ended
+
+
 def _groups(trades: Iterable[Trade], key: Callable[[Trade], str]) -> dict[str, list[Trade]]:
     """`trades` grouped by `key`, groups sorted by name, trades in their given order."""
     groups: dict[str, list[Trade]] = {}
@@ -339,6 +372,8 @@ def _groups(trades: Iterable[Trade], key: Callable[[Trade], str]) -> dict[str, l
 
 
 _time_of: Callable[[Trade], datetime] = attrgetter("time")
+_direction_of: Callable[[Trade], tuple[str, str]] = attrgetter("sold_token", "bought_token")
+_sold_of, _bought_of = attrgetter("sold"), attrgetter("bought")
 _strategy_of: Callable[[Trade], str] = attrgetter("strategy")
 _wallet_of: Callable[[Trade], str] = attrgetter("wallet")
 
@@ -368,9 +403,15 @@ class Valuer:
         index = bisect_right(columns[0], micros) - 1
         return None if index < 0 else columns[1][index]
 
-    def value(self, trade: Trade) -> tuple[Decimal | None, tuple[Decimal | None, ...]]:
-        """The trade's USD value and its fees' (in the order of `trade.fees`)."""
-        micros = (trade.time - EPOCH) // MICROSECOND  # `to_micros`: the time is aware UTC
+    def value(
+        self, trade: Trade, micros: int | None = None
+    ) -> tuple[Decimal | None, tuple[Decimal | None, ...]]:
+        """The trade's USD value and its fees' (in the order of `trade.fees`).
+
+        `micros`: the trade's time as µs since the epoch, when the caller has it (`micros_of`).
+        """
+        if micros is None:
+            micros = (trade.time - EPOCH) // MICROSECOND  # `to_micros`: aware UTC
         value: Decimal | None = None
         sold_price = trade.sold_usd_price
         if sold_price is None:
@@ -432,7 +473,7 @@ def book_trade(
     if value is None:
         basis.add(trade.bought_token, trade.bought, cost)
         return ZERO
-    basis.add(trade.bought_token, trade.bought, _add(value, cost))
+    basis.add(trade.bought_token, trade.bought, _add(value, cost) if cost else value)
     if beyond:  # the uncovered part is sold at its value: no gain
         if beyond == sold:  # all of it (a DCA spending its stablecoin): value − value
             return _subtract(ZERO, taken_cost) if taken_cost else ZERO
@@ -470,13 +511,13 @@ def _position(
     start: datetime | None,
     end: datetime | None,
 ) -> Position:
-    base, quote, add = pair.base, pair.quote, EXACT.add
-    bought = paid = sold = proceeds = ZERO
-    for t in trades:  # buys: quote → base; sales: base → quote
-        if t.bought_token == base and t.sold_token == quote:
-            bought, paid = add(bought, t.bought), add(paid, t.sold)
-        elif t.sold_token == base and t.bought_token == quote:
-            sold, proceeds = add(sold, t.sold), add(proceeds, t.bought)
+    base, quote = pair.base, pair.quote
+    directions = list(map(_direction_of, trades))
+    buys = list(compress(trades, map((quote, base).__eq__, directions)))  # quote → base
+    sales = list(compress(trades, map((base, quote).__eq__, directions)))  # base → quote
+    with localcontext(EXACT):  # exact sums, a column at a time
+        bought, paid = sum(map(_bought_of, buys), ZERO), sum(map(_sold_of, buys), ZERO)
+        sold, proceeds = sum(map(_sold_of, sales), ZERO), sum(map(_bought_of, sales), ZERO)
     entry = ratio(paid, bought) if bought > 0 else None
     window_start = start if start is not None else (trades[0].time if trades else None)
     window_end = end if end is not None else (trades[-1].time if trades else None)

@@ -33,7 +33,13 @@ from bot.accounting import (
     zone_of,
 )
 from bot.accounting.exact import total
-from bot.accounting.from_journal import gas_usd, open_orders, swaps_and_gas, trades_of_order
+from bot.accounting.from_journal import (
+    TRADED_FILL_TYPE,
+    gas_usd,
+    open_orders,
+    swaps_and_gas,
+    trades_of_order,
+)
 from bot.accounting.locked import Locked, OpenOrder, locked_funds
 from bot.accounting.prices import PriceBook, PriceSeries
 from bot.accounting.records import APT_COIN_TYPE, GasCost
@@ -267,7 +273,8 @@ def load_records(
     ]
     by_row = {order.row_id: order for order in mine}
     made: dict[int, list[Trade]] = {}
-    for batch in fill_batches(journal, strategy=strategy):  # each batch's rows let go once made
+    # Executions only (the other records move nothing traded); each batch let go once made.
+    for batch in fill_batches(journal, strategy=strategy, of_type=TRADED_FILL_TYPE):
         for row_id, fills in batch.items():
             order = by_row.get(row_id)
             found = [] if order is None else trades_of_order(order, fills)

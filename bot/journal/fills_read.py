@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields
 from datetime import UTC, datetime
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from itertools import repeat
 from operator import floordiv, itemgetter, sub
 from typing import Any, Final, TypeVar
@@ -83,6 +83,8 @@ def _batches(
 def order_views(journal: JournalBase) -> list[OrderView]:
     """Every stored order (oldest first), as `Journal.orders()` gives them, in one query.
 
+    The journal's wallet's only, when it is opened for one (`JournalBase.wallet`).
+
     The same views, read from the stored text: a year of orders without the ORM.
     """
     table = Order.__table__  # type: ignore[attr-defined]
@@ -90,9 +92,13 @@ def order_views(journal: JournalBase) -> list[OrderView]:
     columns = ["id" if name == "row_id" else name for name in names]
     readers = [_reader(table.c[column].type) for column in columns]
     parsed = [(i, read) for i, read in enumerate(readers) if read is not None]
-    sql = f"SELECT {', '.join(columns)} FROM {_ORDER_TABLE} ORDER BY id"  # noqa: S608
+    sql = f"SELECT {', '.join(columns)} FROM {_ORDER_TABLE}"  # noqa: S608 - fixed names
+    parameters: tuple[str, ...] = ()
+    if journal.wallet is not None:  # a journal opened for one wallet reads its rows only
+        sql += " WHERE wallet = ?"
+        parameters = (journal.wallet,)
     views = []
-    for row in _each_row(journal, sql, ()):
+    for row in _each_row(journal, sql + " ORDER BY id", parameters):
         values = list(row)  # the columns in `OrderView`'s field order
         for i, read in parsed:  # only the stored texts that need reading (amounts, times)
             value = values[i]
@@ -133,19 +139,31 @@ def fills_by_order_row(
 
 
 def fill_batches(
-    journal: JournalBase, *, strategy: str | None = None
+    journal: JournalBase, *, strategy: str | None = None, of_type: str | None = None
 ) -> Iterator[dict[int, list[FillRow]]]:
     """`fills_by_order_row`'s fills a batch of rows at a time, each batch by order row id.
 
     In recording order (an order's fills may go on in the next batch). For a reader that
-    turns fills into something else at once: it never holds a year of them.
+    turns fills into something else at once: it never holds a year of them. `of_type`:
+    only the fills of that `type` (the accounting reads the executions alone).
     """
     selected = ", ".join(f"f.{name}" for name in FillRow._fields)
     sql = f"SELECT f.order_row_id, {selected} FROM {_FILL_TABLE} f"  # noqa: S608 - fixed names
     parameters: tuple[str, ...] = ()
+    if strategy is not None or journal.wallet is not None:
+        sql += f" JOIN {_ORDER_TABLE} o ON o.id = f.order_row_id"
+    conditions = []
+    if journal.wallet is not None:  # a journal opened for one wallet reads its rows only
+        conditions.append("o.wallet = ?")
+        parameters += (journal.wallet,)
     if strategy is not None:
-        sql += " JOIN orders o ON o.id = f.order_row_id WHERE o.strategy = ?"
-        parameters = (strategy,)
+        conditions.append("o.strategy = ?")
+        parameters += (strategy,)
+    if of_type is not None:
+        conditions.append("f.type = ?")
+        parameters += (of_type,)
+    if conditions:
+        sql += " WHERE " + " AND ".join(conditions)
     text: _Parsed[str] = _Parsed(str)
     amount = _Parsed(parse_decimal_text)
     recorded = _Parsed(_stored_time)
@@ -165,9 +183,9 @@ def fill_batches(
                 map(text.__getitem__, kind),  # NOT NULL
                 number,
                 map(share, sold),
-                [None if value is None else parse_decimal_text(value) for value in bought],
+                _decimals(bought),
                 map(share, fee),
-                [None if value is None else _stored_time(value) for value in time],
+                _times(time),
                 map(text.__getitem__, keeper),
                 map(share, price),
                 *(map(share, column) for column in usd),
@@ -183,6 +201,32 @@ def fill_batches(
             else:
                 held.append(fill)
         yield found
+
+
+def _decimals(texts: Sequence[str | None]) -> Sequence[Decimal | None]:
+    """A column of stored amounts that rarely repeat, read (None: None).
+
+    `Decimal` over the whole column first (no call of ours per value); a column with a
+    NULL or a text that is no amount goes value by value, so that the error is the same.
+    """
+    if None not in texts:
+        try:
+            read = list(map(Decimal, texts))  # type: ignore[arg-type]  # no None: checked
+        except (InvalidOperation, TypeError):
+            pass
+        else:
+            if not any(map(Decimal.is_nan, read)):
+                return read
+    return [None if text is None else parse_decimal_text(text) for text in texts]
+
+
+def _times(texts: Sequence[str | None]) -> Sequence[datetime | None]:
+    """A column of stored times, read as aware UTC (None: None); as `_decimals` does."""
+    if None not in texts:
+        read = list(map(datetime.fromisoformat, texts))  # type: ignore[arg-type]  # no None
+        if all(moment.tzinfo is UTC for moment in read):  # as the journal writes them
+            return read
+    return [None if text is None else _stored_time(text) for text in texts]
 
 
 class _Parsed(dict[str | None, _T | None]):
