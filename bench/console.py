@@ -8,10 +8,11 @@ half open) is written once through the journal's own writer (cached under
 (`bot.console.serve_console`, uvicorn in the same event loop) on 127.0.0.1, and a
 keep-alive `httpx` client in a separate thread asks, one request at a time:
 
-* `GET /api/v1/status`, and `GET /api/v1/orders` (the first page of 50, newest first,
-  the total counted) and its second page by cursor: median and 95th percentile latency,
-  and requests per second. Target: an orders page ≤ 50 ms median;
-* the daemon's side: while a dashboard polls (status and orders every 100 ms, ten times
+* `GET /api/v1/status`, `GET /api/v1/orders` (the first page of 50, newest first,
+  the total counted) and its second page by cursor, and the overview's recent fills
+  (`/fills?type=filled&limit=20`, a fill per order): median and 95th percentile
+  latency, and requests per second. Target: an orders page ≤ 50 ms median;
+* the daemon's side: while a dashboard polls (status, orders and fills every 100 ms, ten times
   a real dashboard's pace), a job in the console's event loop that should wake every
   20 ms measures how late it wakes (the tick → request latency a trading job feels).
   Target ≤ 20 ms median.
@@ -117,7 +118,9 @@ def figures(name: str, times: list[float]) -> tuple[float, str]:
     return median, f"{name}: median {median:.1f} ms, p95 {p95:.1f} ms, {rps:.0f} requests/s"
 
 
-async def serve_and_measure(settings: Settings, runs: int, seconds: float) -> dict[str, float]:
+async def serve_and_measure(
+    settings: Settings, orders: int, runs: int, seconds: float
+) -> dict[str, float]:
     """Start the console in this loop; measure requests, then tick lag while polled."""
     server = await serve_console(
         settings, settings_now=lambda: settings, status=lambda: None, clock=RealClock()
@@ -132,15 +135,23 @@ async def serve_and_measure(settings: Settings, runs: int, seconds: float) -> di
             for name, url in (
                 ("status", f"{base}/status"),
                 ("orders page", f"{base}/orders?limit=50"),
+                ("fills page", f"{base}/fills?type=filled&limit=20"),
             ):
                 median, line = figures(name, timed(client, url, runs))
                 results[name] = median
                 print(line, flush=True)
-            cursor = client.get(f"{base}/orders?limit=50").json()["next_cursor"]
+            first = client.get(f"{base}/orders?limit=50").json()
+            if first["total"] != orders or first["next_cursor"] is None:
+                raise SystemExit(f"the console sees {first['total']} orders, not {orders}")
+            cursor = first["next_cursor"]
             median, line = figures(
                 "orders page 2", timed(client, f"{base}/orders?limit=50&cursor={cursor}", runs)
             )
             results["orders page 2"] = median
+            print(line, flush=True)
+            # The overview's chart, asked about once a minute: the accounting of every fill.
+            median, line = figures("value series", timed(client, f"{base}/value", 10))
+            results["value series"] = median
             print(line, flush=True)
 
     await asyncio.to_thread(requests)
@@ -152,6 +163,7 @@ async def serve_and_measure(settings: Settings, runs: int, seconds: float) -> di
             while not polling.is_set():
                 client.get(f"{base}/status")
                 client.get(f"{base}/orders?limit=50")
+                client.get(f"{base}/fills?type=filled&limit=20")
                 time.sleep(0.1)
 
     poller = threading.Thread(target=dashboard, daemon=True)
@@ -191,10 +203,11 @@ def main() -> None:
     settings = Settings(
         journal={"url": f"sqlite:///{path}"},
         console={"enabled": True, "port": free_port()},
+        wallet={"address": WALLET},  # the console's journal is scoped to the daemon's wallet
         daemon={"status_file": str(folder / "status.json")},
     )
     runs, seconds = (50, 2.0) if args.quick else (300, 10.0)
-    results = asyncio.run(serve_and_measure(settings, runs, seconds))
+    results = asyncio.run(serve_and_measure(settings, orders, runs, seconds))
     ok = (
         results["orders page"] <= ORDERS_PAGE_TARGET_MS
         and results["tick lag"] <= TICK_LAG_TARGET_MS
@@ -203,6 +216,8 @@ def main() -> None:
         f"console: orders={orders} status_ms={results['status']:.1f} "
         f"orders_page_ms={results['orders page']:.1f} "
         f"orders_page2_ms={results['orders page 2']:.1f} "
+        f"fills_page_ms={results['fills page']:.1f} "
+        f"value_series_ms={results['value series']:.0f} "
         f"tick_lag_ms={results['tick lag']:.2f} target_page_ms={ORDERS_PAGE_TARGET_MS:.0f} "
         f"target_lag_ms={TICK_LAG_TARGET_MS:.0f} ok={'yes' if ok else 'no'}"
     )

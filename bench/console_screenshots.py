@@ -30,6 +30,8 @@ SHOTS = (
     "console-strategy.png",
     "console-order.png",
     "console-order-phone.png",
+    "console-remotes.png",
+    "console-reports.png",
 )
 
 

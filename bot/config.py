@@ -27,6 +27,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from bot.aptos.address import Address, AddressError, FunctionId
 from bot.aptos.pyth import PYTH_MAINNET
 from bot.config_base import Section as _Section
+from bot.config_console import RemoteConsoleSettings, check_remote_names
 from bot.config_display import DisplaySettings
 from bot.config_paper import (
     PaperFaultSettings,
@@ -424,6 +425,16 @@ class ConsoleSettings(_Section):
     """The bearer token, from `BOT_CONSOLE__TOKEN` (never the config file) or `token_file`;
     neither on loopback: a fresh one per start, written 0600 beside the journal."""
     token_file: Path | None = None
+    reports_dir: Path | None = None
+    """The folder of HTML reports the dashboard's Reports page opens (`bot backtest
+    --report DIR`, `bot report --html DIR` under it); None: `reports` beside the journal."""
+    remotes: list[RemoteConsoleSettings] = Field(default_factory=list)
+    """Other bots' consoles shown read-only on the overview (`bot.config_console`)."""
+
+    @field_validator("remotes")
+    @classmethod
+    def _remote_names(cls, value: list[RemoteConsoleSettings]) -> list[RemoteConsoleSettings]:
+        return check_remote_names(value)
 
     @model_validator(mode="after")
     def _token_beyond_loopback(self) -> ConsoleSettings:

@@ -56,6 +56,8 @@ async def _console(daemon: Daemon, *, dry_run: bool) -> ConsoleServer | None:
             status=lambda: None if path is None else read_status(path),
             clock=daemon.wall,
             quote_of=daemon.engine.convention.quote_of,
+            label=daemon.engine.convention.label,
+            wallet=daemon.engine.wallet,
         )
     except ConsoleSetupError as exc:
         raise SetupError(str(exc)) from None
@@ -125,6 +127,7 @@ async def run_daemon(
         wallet = engine.wallet
         if not dry_run:
             lock = take_wallet_lock(settings, wallet)
+            runtime.journal.claim_unnamed()  # state and commands no wallet was named for
             # A pause written while this process built its engine (no lock held yet) counts.
             engine.reconfigure(paused=paused_strategies(runtime.journal))
         try:

@@ -25,8 +25,10 @@ from bot.clock import Clock
 from bot.console.access import BearerAuth, FailedAuthLimit
 from bot.console.controls import PREFIX, control_router
 from bot.console.core import ConsoleCore
-from bot.console.pages import page_router
+from bot.console.extra_routes import remote_router, report_api_router, report_file_router
+from bot.console.pages import PAGE_HEADERS, page_router
 from bot.console.reads import read_router
+from bot.console.remotes import RemoteBots
 from bot.console.session import Sessions
 from bot.console.sources import ConsoleSources
 from bot.journal.errors import JournalError
@@ -44,6 +46,7 @@ def create_app(
     monotonic: Callable[[], float] = time.monotonic,
     read_threads: int = 4,
     poll_seconds: float = 5.0,
+    remotes: RemoteBots | None = None,
 ) -> FastAPI:
     """The console application.
 
@@ -54,6 +57,7 @@ def create_app(
         monotonic: the failed-auth limit's clock (injected by tests).
         read_threads: how many journal reads may run at once, each in a worker thread.
         poll_seconds: how often an open dashboard page asks for changes.
+        remotes: other bots' consoles shown read-only on the overview (None: none).
     """
     core = ConsoleCore(sources, clock, threads=read_threads)
     app = FastAPI(
@@ -67,11 +71,14 @@ def create_app(
     guarded = [Depends(_BEARER)]  # the schema's "Authorize"; BearerAuth does the checking
     app.include_router(read_router(core), prefix=PREFIX, dependencies=guarded)
     app.include_router(control_router(core), prefix=PREFIX, dependencies=guarded)
+    app.include_router(report_api_router(core), prefix=PREFIX, dependencies=guarded)
+    app.include_router(remote_router(remotes), prefix=PREFIX, dependencies=guarded)
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(JournalError, _journal_error)
     limit = FailedAuthLimit(monotonic)
     sessions = Sessions(token, clock.now)
     app.include_router(page_router(sessions, limit, poll_seconds))
+    app.include_router(report_file_router(core, PAGE_HEADERS))
     app.add_middleware(BearerAuth, token=token, limit=limit, sessions=sessions)
     return app
 

@@ -24,6 +24,8 @@ __all__ = [
     "CommandsAnswer",
     "FiguresModel",
     "FillModel",
+    "FillOfOrderModel",
+    "FillsPage",
     "HealthAnswer",
     "HoldingModel",
     "IntentModel",
@@ -38,6 +40,10 @@ __all__ = [
     "PriceModel",
     "PricesAnswer",
     "Problem",
+    "RemoteBotModel",
+    "RemotesAnswer",
+    "ReportFileModel",
+    "ReportsAnswer",
     "ScheduleModel",
     "StatusAnswer",
     "StrategiesAnswer",
@@ -45,6 +51,9 @@ __all__ = [
     "TransactionModel",
     "TransactionsPage",
     "TransitionModel",
+    "ValueAnswer",
+    "ValuePointModel",
+    "WalletSeriesModel",
 ]
 
 Money = str
@@ -137,6 +146,8 @@ class OrderModel(BaseModel):
     wallet: str
     from_token: str
     to_token: str
+    from_symbol: str | None = Field(default=None, description="`from_token`'s symbol, if known.")
+    to_symbol: str | None = Field(default=None, description="`to_token`'s symbol, if known.")
     status: str
     amount_total: Money
     amount_spent: Money | None
@@ -257,11 +268,76 @@ class OrderDetail(BaseModel):
     transactions: list[TransactionModel]
 
 
+class FillOfOrderModel(FillModel):
+    """One fill with its order: kind, id, strategy and tokens (exact and as symbols)."""
+
+    row_id: int
+    kind: str
+    order_id: str
+    strategy: str | None
+    from_token: str
+    to_token: str
+    from_symbol: str | None
+    to_symbol: str | None
+
+
+class FillsPage(BaseModel):
+    """One page of fills across orders, newest first (by when they were recorded)."""
+
+    items: list[FillOfOrderModel]
+    total: int
+    next_cursor: str | None
+
+
+class ValuePointModel(BaseModel):
+    """The wallet at one moment: its holdings' value and remaining cost, its P&L so far."""
+
+    at: datetime
+    value_usd: Money | None
+    cost_usd: Money
+    pnl_usd: Money | None
+
+
+class WalletSeriesModel(BaseModel):
+    """One wallet's value through time (evenly spaced moments, then its valuation)."""
+
+    wallet: str
+    points: list[ValuePointModel]
+
+
+class ValueAnswer(BaseModel):
+    """Each wallet's value over time, at most `points` moments of the window each."""
+
+    start: datetime | None = Field(serialization_alias="from")
+    end: datetime | None = Field(serialization_alias="to")
+    valued_at: datetime | None
+    cost_basis: str
+    wallets: list[WalletSeriesModel]
+
+
+class ReportFileModel(BaseModel):
+    """One report file under `[console].reports_dir`."""
+
+    path: str = Field(description="Relative to the reports folder, `/`-separated.")
+    url: str
+    size: int
+    modified: datetime
+
+
+class ReportsAnswer(BaseModel):
+    """The HTML reports found (newest first), and whether the list was cut short."""
+
+    folder_exists: bool
+    items: list[ReportFileModel]
+    truncated: bool
+
+
 class BalanceModel(BaseModel):
     """One token's balance."""
 
     token: str
     amount: Money
+    symbol: str | None = None
 
 
 class BalancesAnswer(BaseModel):
@@ -378,6 +454,9 @@ class PnlAnswer(BaseModel):
     valued_at: datetime | None
     strategies: list[PnlSummaryModel]
     wallets: list[PnlSummaryModel]
+    symbols: dict[str, str] = Field(
+        default_factory=dict, description="Each token the figures name → its symbol, if known."
+    )
 
 
 class CommandModel(BaseModel):
@@ -413,3 +492,21 @@ class CancelBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: OrderKind | None = None
+
+
+class RemoteBotModel(BaseModel):
+    """A remote bot as this console last reached it (read-only; `state` ok or why not)."""
+
+    name: str
+    state: Literal["ok", "unreachable", "refused", "invalid", "unavailable"]
+    problem: str | None
+    checked_at: datetime | None
+    status: StatusAnswer | None
+    wallets: list[PnlSummaryModel]
+    open_orders: OrdersPage | None
+
+
+class RemotesAnswer(BaseModel):
+    """Every configured remote bot."""
+
+    items: list[RemoteBotModel]

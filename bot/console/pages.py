@@ -5,11 +5,12 @@ Each page is a small HTML shell (`html.escape` on everything it names) that load
 the API's JSON with the session cookie and draws the page (tables, the price chart in
 inline SVG), then polls for changes (docs/console.md, "The dashboard").
 
-* `/` — the overview: wallet value and P&L per strategy, open orders, recent fills,
-  alerts, the daemon's state.
+* `/` — the overview: wallet value (and its chart over time) and P&L per strategy, open
+  orders, recent fills, alerts, the daemon's state, the remote bots.
 * `/strategies/{name}` — one strategy: pause / resume, P&L, average entry against the
   price, its orders and fills.
 * `/orders/{order_id}?kind=` — one order: transitions, fills, transaction hashes, cancel.
+* `/reports` — the HTML reports under `[console].reports_dir` (`bot.console.reports`).
 * `/login` (GET: the form; POST: the token, once) and `/logout` (POST).
 
 Pages and assets need a session (or the bearer token): `access.BearerAuth` sends a
@@ -34,7 +35,7 @@ from bot.console.core import client_address
 from bot.console.session import COOKIE, SESSION_SECONDS, Sessions, secure_cookie
 from bot.domain import LIVE_ORDER_STATUSES
 
-__all__ = ["STATIC_FILES", "page_router"]
+__all__ = ["PAGE_HEADERS", "STATIC_FILES", "page_router"]
 
 STATIC_FILES: Final = {
     "console.js": "text/javascript; charset=utf-8",
@@ -50,7 +51,7 @@ _LOGIN_CSP: Final = (
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'"
 )
-_HEADERS: Final = {
+PAGE_HEADERS: Final = {
     "cache-control": "no-store",
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
@@ -88,6 +89,7 @@ def _page(request: Request, sessions: Sessions, title: str, body: str, **data: s
 <script src="/static/console.js" defer></script>
 </head><body{attributes}>
 <header><nav><a href="/" class="brand">aptos-dca-bot</a>
+<a href="/reports">Reports</a>
 <span id="daemon" class="muted"></span>
 <form method="post" action="/logout"><button type="submit" class="link">Log out</button></form>
 </nav></header>
@@ -99,7 +101,7 @@ def _page(request: Request, sessions: Sessions, title: str, body: str, **data: s
 </footer>
 </body></html>
 """
-    return HTMLResponse(text, headers={**_HEADERS, "content-security-policy": _CSP})
+    return HTMLResponse(text, headers={**PAGE_HEADERS, "content-security-policy": _CSP})
 
 
 def _section(ident: str, title: str, extra: str = "") -> str:
@@ -117,7 +119,7 @@ def _login_page(problem: str = "", status: int = 200) -> Response:
 <input id="token" name="token" type="password" autocomplete="current-password" required>
 {shown}<button type="submit">Log in</button></form></body></html>
 """
-    headers = {**_HEADERS, "content-security-policy": _LOGIN_CSP}
+    headers = {**PAGE_HEADERS, "content-security-policy": _LOGIN_CSP}
     return HTMLResponse(text, status_code=status, headers=headers)
 
 
@@ -176,10 +178,12 @@ def page_router(sessions: Sessions, limit: FailedAuthLimit, poll_seconds: float)
         """The overview."""
         body = (
             _section("wallet", "Wallet")
+            + _section("value", "Wallet value over time")
             + _section("strategies", "Strategies")
             + _section("open-orders", "Open orders")
             + _section("fills", "Recent fills")
             + _section("alerts", "Alerts")
+            + _section("remotes", "Other bots")
         )
         return _page(request, sessions, "Overview", body, page="overview", poll=poll, live=live)
 
@@ -227,6 +231,12 @@ def page_router(sessions: Sessions, limit: FailedAuthLimit, poll_seconds: float)
             poll=poll,
             live=live,
         )
+
+    @router.get("/reports")
+    async def reports(request: Request) -> Response:
+        """The reports the user made (`[console].reports_dir`), each opened read-only."""
+        body = _section("reports", "Reports", '<p class="muted" id="reports-folder"></p>')
+        return _page(request, sessions, "Reports", body, page="reports", poll=poll, live=live)
 
     @router.get("/static/{name}")
     async def static(name: str) -> Response:

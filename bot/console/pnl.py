@@ -8,7 +8,7 @@ loader `bot report` uses); each strategy is accounted on its own lots
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -17,7 +17,7 @@ from bot.app.report import display_pair, load_records, summary_data
 from bot.console.models import PnlAnswer, PnlSummaryModel
 from bot.journal import Journal
 
-__all__ = ["PnlQuery", "pnl_answer"]
+__all__ = ["PnlQuery", "pnl_answer", "symbols_of"]
 
 
 @dataclass(frozen=True)
@@ -31,10 +31,39 @@ class PnlQuery:
     method: CostMethod
 
 
+def _tokens(summary: PnlSummaryModel) -> Iterator[str]:
+    """Every token a summary names: its position's pair, holdings, invested and received."""
+    if summary.position is not None:
+        yield summary.position.base
+        yield summary.position.quote
+    yield from (h.token for h in summary.holdings)
+    yield from summary.totals.invested
+    yield from summary.totals.received
+
+
+def symbols_of(
+    summaries: Iterable[PnlSummaryModel], symbol: Callable[[str], str | None]
+) -> dict[str, str]:
+    """Each token the summaries name → its symbol (those without one left out)."""
+    found: dict[str, str] = {}
+    for summary in summaries:
+        for token in _tokens(summary):
+            if token not in found and (named := symbol(token)) is not None:
+                found[token] = named
+    return found
+
+
 def pnl_answer(
-    journal: Journal, query: PnlQuery, quote_of: Callable[[str, str], str] | None
+    journal: Journal,
+    query: PnlQuery,
+    quote_of: Callable[[str, str], str] | None,
+    symbol: Callable[[str], str | None] = lambda token: None,
 ) -> PnlAnswer:
-    """P&L of every strategy and wallet with trades in the window (blocking: a thread)."""
+    """P&L of every strategy and wallet with trades in the window (blocking: a thread).
+
+    `symbol`: how a token is named for people (`ConsoleSources.symbol`): the answer's
+    `symbols` maps each token its figures name to it.
+    """
     loaded = load_records(journal, None)
     trades, book, latest = loaded.trades, loaded.book, loaded.latest
     valued_at = query.end if query.end is not None else latest
@@ -83,4 +112,5 @@ def pnl_answer(
         valued_at=valued_at,
         strategies=strategies,
         wallets=wallets,
+        symbols=symbols_of([*strategies, *wallets], symbol),
     )

@@ -21,6 +21,7 @@ from bot.console.models import (
     AlertsAnswer,
     BalanceModel,
     BalancesAnswer,
+    FillsPage,
     HealthAnswer,
     IntentModel,
     IntentsPage,
@@ -33,12 +34,15 @@ from bot.console.models import (
     StrategiesAnswer,
     StrategyModel,
     TransactionsPage,
+    ValueAnswer,
 )
 from bot.console.pnl import PnlQuery, pnl_answer
+from bot.console.value import DEFAULT_POINTS, MAX_POINTS, value_answer
 from bot.console.views import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     fill_model,
+    fill_of_order_model,
     intent_model,
     order_model,
     page,
@@ -47,9 +51,10 @@ from bot.console.views import (
     transaction_model,
     transition_model,
 )
-from bot.domain import CLOSED_STATUSES, LIVE_ORDER_STATUSES, OrderKind, OrderStatus
+from bot.domain import APT_COIN_TYPE, CLOSED_STATUSES, LIVE_ORDER_STATUSES, OrderKind, OrderStatus
 from bot.engine.pauses import paused_strategies
 from bot.journal import Journal
+from bot.journal.fill_pages import FillQuery, fills_page
 from bot.journal.intents import INTENT_STATES
 from bot.journal.transactions import TX_STATES
 from bot.journal.views import OrderView
@@ -207,7 +212,7 @@ def read_router(core: ConsoleCore) -> APIRouter:
                 status=statuses, strategy=strategy, kind=kind, before_row_id=cursor, limit=limit + 1
             )
             more = len(rows) > limit
-            items = [order_model(o) for o in rows[:limit]]
+            items = [order_model(o, sources.symbol) for o in rows[:limit]]
             next_cursor = str(rows[limit - 1].row_id) if more else None
             return OrdersPage(items=items, total=total, next_cursor=next_cursor)
 
@@ -223,7 +228,7 @@ def read_router(core: ConsoleCore) -> APIRouter:
             intent = None if found.intent_id is None else journal.intent(found.intent_id)
             txs = [] if intent is None else journal.transactions(intent_id=intent.id)
             return OrderDetail(
-                order=order_model(found),
+                order=order_model(found, sources.symbol),
                 transitions=[
                     transition_model(t) for t in journal.transitions(found.kind, order_id)
                 ],
@@ -231,6 +236,30 @@ def read_router(core: ConsoleCore) -> APIRouter:
                 intent=None if intent is None else intent_model(intent),
                 transactions=[transaction_model(t) for t in txs],
             )
+
+        return await core.off_loop(read)
+
+    @router.get("/fills", response_model=FillsPage)
+    async def fills(
+        strategy: str | None = None,
+        order: Annotated[str | None, Query(description="An order id.")] = None,
+        kind: OrderKind | None = None,
+        type: Annotated[
+            str | None, Query(max_length=40, description="`filled`, `created`, `refund`…")
+        ] = None,
+        start: Annotated[datetime | None, Query(alias="from")] = None,
+        end: Annotated[datetime | None, Query(alias="to")] = None,
+        cursor: Cursor = None,
+        limit: Limit = DEFAULT_LIMIT,
+    ) -> FillsPage:
+        """Fills of every order newest first, by strategy, order, kind, type and [from, to)."""
+        query = FillQuery(strategy, order, kind, type, _aware(start), _aware(end))
+
+        def read() -> FillsPage:
+            rows, total = fills_page(sources.journal, query, before_row_id=cursor, limit=limit + 1)
+            items = [fill_of_order_model(f, sources.symbol) for f in rows[:limit]]
+            next_cursor = str(rows[limit - 1].row_id) if len(rows) > limit else None
+            return FillsPage(items=items, total=total, next_cursor=next_cursor)
 
         return await core.off_loop(read)
 
@@ -288,7 +317,8 @@ def read_router(core: ConsoleCore) -> APIRouter:
         status = await core.off_loop(sources.status)
         if status is None or status.apt_balance is None:
             return BalancesAnswer(source="none", as_of=None, items=[])
-        items = [BalanceModel(token="APT", amount=status.apt_balance)]  # noqa: S106
+        apt = BalanceModel(token=APT_COIN_TYPE, symbol="APT", amount=status.apt_balance)
+        items = [apt]
         return BalancesAnswer(source="status", as_of=status.updated_at, items=items)
 
     @router.get("/prices", response_model=PricesAnswer)
@@ -342,7 +372,26 @@ def read_router(core: ConsoleCore) -> APIRouter:
             zone=accounting.time_zone,
             method=CostMethod(accounting.cost_basis),
         )
-        return await core.off_loop(lambda: pnl_answer(sources.journal, query, sources.quote_of))
+        return await core.off_loop(
+            lambda: pnl_answer(sources.journal, query, sources.quote_of, sources.symbol)
+        )
+
+    @router.get("/value", response_model=ValueAnswer)
+    async def value(
+        start: Annotated[datetime | None, Query(alias="from")] = None,
+        end: Annotated[datetime | None, Query(alias="to")] = None,
+        points: Annotated[int, Query(ge=2, le=MAX_POINTS)] = DEFAULT_POINTS,
+    ) -> ValueAnswer:
+        """Each wallet's value, remaining cost and P&L at `points` moments of [from, to]."""
+        since, until = _aware(start), _aware(end)
+        if since is not None and until is not None and since > until:
+            raise HTTPException(422, "query.from: is after query.to")
+        method = CostMethod(sources.settings().accounting.cost_basis)
+        return await core.off_loop(
+            lambda: value_answer(
+                sources.journal, start=since, end=until, points=points, method=method
+            )
+        )
 
     return router
 

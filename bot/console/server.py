@@ -25,6 +25,7 @@ from bot.clock import Clock
 from bot.config import Settings
 from bot.console.access import ConsoleSetupError, console_token
 from bot.console.app import create_app
+from bot.console.remotes import RemoteBots, RemoteSetupError, remotes_of
 from bot.console.sources import AlertRecord, ConsoleSources
 from bot.journal import Journal
 from bot.ops.status_file import DaemonStatus
@@ -128,21 +129,31 @@ async def serve_console(
     clock: Clock,
     alerts: Callable[[], Sequence[AlertRecord]] | None = None,
     quote_of: Callable[[str, str], str] | None = None,
+    label: Callable[[str], str] | None = None,
+    wallet: str | None = None,
 ) -> ConsoleServer:
     """Start the console of `settings.console` in the running loop (the daemon's call).
 
-    `settings_now`, `status`, `alerts`: see `ConsoleSources` (called in worker threads).
+    `wallet`: the daemon's wallet: the console reads its rows and queues its commands.
+
+    `settings_now`, `status`, `alerts`, `label`: see `ConsoleSources` (called in worker
+    threads). The remotes of `[console].remotes` are read once here (their token files).
 
     Raises:
         ConsoleSetupError: no usable token, a host beyond loopback without one, an
-            address that cannot be bound.
+            address that cannot be bound, a remote's token file that cannot be read.
         JournalError: the journal cannot be opened read-only.
     """
     token = console_token(settings)
-    journal = Journal.open(settings.journal.url, readonly=True)
     try:
-        sources = ConsoleSources(journal, settings_now, status, alerts, quote_of)
-        app = create_app(sources, token=token.get_secret_value(), clock=clock)
+        remotes = remotes_of(settings)
+    except RemoteSetupError as exc:
+        raise ConsoleSetupError(str(exc)) from None
+    journal = Journal.open(settings.journal.url, readonly=True, wallet=wallet)
+    try:
+        sources = ConsoleSources(journal, settings_now, status, alerts, quote_of, label)
+        bots = RemoteBots(remotes, clock) if remotes else None
+        app = create_app(sources, token=token.get_secret_value(), clock=clock, remotes=bots)
         server = await start_console(app, settings.console.host, settings.console.port)
     except BaseException:
         journal.close()

@@ -45,7 +45,7 @@ SKEW_SECONDS: Final = 300
 """A cookie issued up to this far in the future is still good (a clock stepped back)."""
 SESSION_OPEN_PATHS: Final = frozenset({"/login", "/logout"})
 """The login form and logging out need no session (each checks what it needs itself)."""
-PAGE_PREFIXES: Final = ("/strategies/", "/orders/", "/static/")
+PAGE_PREFIXES: Final = ("/strategies/", "/orders/", "/static/", "/reports")
 """Paths of the dashboard (with `/`): without a session a browser is sent to `/login`."""
 _KEY_LABEL: Final = b"aptos-dca-bot console session v1"
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
+from bot.aptos.tokens import TokenLookupError, token_key
 from bot.config import Settings
+from bot.domain import APT_COIN_TYPE, APT_FA_ADDRESS
 from bot.ops.status_file import DaemonStatus
 
 if TYPE_CHECKING:
@@ -55,6 +57,8 @@ class ConsoleSources:
     status: the daemon's last status (its status file, or a snapshot), or None.
     alerts: the most recent alerts, when the daemon keeps them (None: not kept).
     quote_of: which of two tokens prices are counted in (`PriceConvention.quote_of`).
+    label: how a token (coin type or FA address) is named: its symbol when the daemon's
+        token book knows it (`PriceConvention.label`); an unknown one as its identity.
     """
 
     journal: Journal
@@ -62,3 +66,23 @@ class ConsoleSources:
     status: Callable[[], DaemonStatus | None]
     alerts: Callable[[], Sequence[AlertRecord]] | None = None
     quote_of: Callable[[str, str], str] | None = None
+    label: Callable[[str], str] | None = None
+
+    def symbol(self, token: str) -> str | None:
+        """`token`'s symbol for people to read, or None when it is not known.
+
+        APT is always known; any other token by `label` (an answer that is only the
+        identity again is no symbol). The exact identity stays in the answers beside it.
+        """
+        try:
+            key = token_key(token)
+        except TokenLookupError:
+            return None
+        if self.label is not None:
+            shown = self.label(token).strip()
+            if shown and shown != key and not shown.startswith("0x"):
+                return shown
+        return "APT" if key in _APT else None
+
+
+_APT = frozenset({token_key(APT_COIN_TYPE), token_key(APT_FA_ADDRESS)})

@@ -14,6 +14,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from bot.console.models import (
     FillModel,
+    FillOfOrderModel,
     IntentModel,
     IntentTransitionModel,
     OrderModel,
@@ -21,6 +22,7 @@ from bot.console.models import (
     TransactionModel,
     TransitionModel,
 )
+from bot.journal.fill_pages import FillOfOrder
 from bot.journal.views import (
     FillView,
     IntentTransitionView,
@@ -36,7 +38,9 @@ __all__ = [
     "DEFAULT_LIMIT",
     "MAX_LIMIT",
     "Page",
+    "Symbol",
     "fill_model",
+    "fill_of_order_model",
     "intent_model",
     "money",
     "order_model",
@@ -52,6 +56,12 @@ MAX_LIMIT: Final = 500
 """The most rows one page holds (a larger `limit` is refused with 422)."""
 
 Row = TypeVar("Row")
+Symbol = Callable[[str], str | None]
+"""A token's symbol for people to read, or None (`ConsoleSources.symbol`)."""
+
+
+def _no_symbol(token: str) -> str | None:
+    return None
 
 
 def money(value: Decimal | None) -> str | None:
@@ -94,8 +104,8 @@ def page(
     return Page(chosen, len(rows), str(key(chosen[-1])) if more and chosen else None)
 
 
-def order_model(order: OrderView) -> OrderModel:
-    """One stored order."""
+def order_model(order: OrderView, symbol: Symbol = _no_symbol) -> OrderModel:
+    """One stored order (its tokens named by `symbol` beside their exact identities)."""
     return OrderModel(
         kind=order.kind,
         order_id=order.order_id,
@@ -103,6 +113,8 @@ def order_model(order: OrderView) -> OrderModel:
         wallet=order.wallet,
         from_token=order.from_token,
         to_token=order.to_token,
+        from_symbol=symbol(order.from_token),
+        to_symbol=symbol(order.to_token),
         status=order.status,
         amount_total=format_decimal(order.amount_total),
         amount_spent=money(order.amount_spent),
@@ -144,6 +156,21 @@ def fill_model(fill: FillView) -> FillModel:
         keeper=fill.keeper,
         price_to_per_from=money(fill.price_to_per_from),
         recorded_at=fill.recorded_at,
+    )
+
+
+def fill_of_order_model(found: FillOfOrder, symbol: Symbol = _no_symbol) -> FillOfOrderModel:
+    """One fill with its order's kind, id, strategy and tokens."""
+    return FillOfOrderModel(
+        **fill_model(found.fill).model_dump(),
+        row_id=found.row_id,
+        kind=found.kind,
+        order_id=found.order_id,
+        strategy=found.strategy,
+        from_token=found.from_token,
+        to_token=found.to_token,
+        from_symbol=symbol(found.from_token),
+        to_symbol=symbol(found.to_token),
     )
 
 

@@ -25,10 +25,12 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from bot.clock import SteppedClock
 from bot.config import RiskSettings, Settings, StrategyEntry
 from bot.console import ConsoleSources, create_app
+from bot.console.remotes import Remote, RemoteBots
 from bot.engine.brokers import LiveBroker
 from bot.engine.commands import process_commands
 from bot.engine.engine import Engine
@@ -38,6 +40,7 @@ from bot.engine.risk import RiskChecker
 from bot.engine.tracker import OrderTracker
 from bot.journal import Journal
 from bot.journal.views import PriceTickRow
+from bot.price_view import PriceConvention
 from harness.paper_signing import fixed_key
 from tests.support.loopback import serve
 from tests.support.paper_rig import PaperRig, paper_rig
@@ -51,6 +54,8 @@ if not Path(CHROMIUM).exists():
 
 KEY = fixed_key("console-browser-tests")
 TOKEN = "console-browser-token-7c1e"
+TOKEN_B = "console-browser-token-of-bot-b-2d9a"
+REPORT_HTML = "<!doctype html><title>ladder</title><h1 id='made'>Backtest ladder-2026</h1>"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1200, "height": 900}
 ENTRIES = [
@@ -120,16 +125,29 @@ async def run(tmp_path: Path) -> AsyncIterator[Run]:
         rig.world.market.advance_to(began + timedelta(hours=26))
         await engine.poll_orders()
         _record_prices(rig, began, 26)
-        settings = Settings(journal={"url": f"sqlite:///{tmp_path / 'bot.db'}"}, strategies=ENTRIES)
+        reports = tmp_path / "reports" / "ladder-2026"
+        reports.mkdir(parents=True)
+        (reports / "report.html").write_text(REPORT_HTML)
+        settings = Settings(
+            journal={"url": f"sqlite:///{tmp_path / 'bot.db'}"},
+            strategies=ENTRIES,
+            console={"reports_dir": str(tmp_path / "reports")},
+        )
         reader = Journal.open(settings.journal.url, readonly=True)
-        sources = ConsoleSources(reader, lambda: settings, lambda: None)
+        label = PriceConvention(book=book).label
+        sources = ConsoleSources(reader, lambda: settings, lambda: None, label=label)
         clock = SteppedClock(rig.clock.now())
-        app = create_app(sources, token=TOKEN, clock=clock, poll_seconds=0.3)
+        # A second bot's console (here over the same journal), read by this one as a remote.
+        other = create_app(sources, token=TOKEN_B, clock=clock)
         shots = Path(os.environ.get("CONSOLE_SCREENSHOTS") or tmp_path / "screenshots")
         shots.mkdir(parents=True, exist_ok=True)
         try:
-            with serve(app) as base:
-                yield Run(rig, engine, base, shots)
+            with serve(other) as other_base:
+                remote = Remote("bot-b", other_base, SecretStr(TOKEN_B))
+                bots = RemoteBots([remote], clock, timeout=2.0, cache_seconds=1.0)
+                app = create_app(sources, token=TOKEN, clock=clock, poll_seconds=0.3, remotes=bots)
+                with serve(app) as base:
+                    yield Run(rig, engine, base, shots)
         finally:
             reader.close()
 
@@ -184,6 +202,60 @@ async def test_the_overview_shows_the_wallet_value_and_the_open_orders(
     await page.set_viewport_size(PHONE)
     width = await page.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"]
+
+
+async def test_the_overview_charts_the_wallet_value_and_names_tokens_by_symbol(
+    run: Run, page: playwright_api.Page
+) -> None:
+    expect = playwright_api.expect
+    series = page.locator("#value .wallet-series")
+    await expect(series).to_have_count(1)
+    await expect(series).to_have_attribute("data-points", "200")
+    await expect(page.locator("#value svg polyline.value")).to_have_count(1)
+    await expect(page.locator("#value svg polyline.cost")).to_have_count(1)
+    points = await page.locator("#value svg polyline.value").get_attribute("points")
+    assert points is not None and len(points.split()) == 200
+    # Symbols, not coin types or addresses; the exact identity in the tooltip.
+    pairs = page.locator("#open-orders tbody tr td:nth-child(5)")
+    await expect(pairs).to_have_text(["USDC → APT", "USDC → APT"])
+    usdc = run.rig.world.market.tokens.book.find("USDC").address
+    titles = await page.locator("#open-orders span.token").evaluate_all(
+        "nodes => nodes.map(n => n.title)"
+    )
+    assert usdc in titles
+    text = await page.locator("main").inner_text()
+    assert "::" not in text and usdc not in text
+    await expect(page.locator("#fills tbody tr").first).to_contain_text("USDC")
+
+
+async def test_the_overview_shows_a_second_bot_read_only(
+    run: Run, page: playwright_api.Page
+) -> None:
+    expect = playwright_api.expect
+    row = page.locator("#remotes tbody tr").first
+    await expect(row).to_contain_text("bot-b")
+    await expect(row.locator(".badge")).to_have_text("ok")
+    value = await row.locator("td:nth-child(4)").inner_text()
+    assert Decimal(value) > 0
+    await expect(row.locator("td:nth-child(6)")).to_have_text("2")
+    await expect(page.locator("#remotes h3 + div tbody tr")).to_have_count(2)
+    html = await page.content()
+    assert TOKEN_B not in html and TOKEN not in html
+    await page.locator("#remotes").screenshot(path=run.shots / "console-remotes.png")
+
+
+async def test_the_reports_page_opens_a_report_the_user_made(
+    run: Run, page: playwright_api.Page
+) -> None:
+    expect = playwright_api.expect
+    await page.click("nav a[href='/reports']")
+    await page.wait_for_url(run.base + "/reports")
+    link = page.locator("#reports a.report")
+    await expect(link).to_have_text(["ladder-2026/report.html"])
+    await _shot(page, run, "reports")
+    await link.click()
+    await page.wait_for_url(run.base + "/reports/files/ladder-2026/report.html")
+    await expect(page.locator("#made")).to_have_text("Backtest ladder-2026")
 
 
 async def test_pausing_a_strategy_from_its_page_stops_its_ticks(

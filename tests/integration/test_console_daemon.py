@@ -90,6 +90,10 @@ def test_the_daemon_serves_its_console_and_carries_out_its_controls(
         wait_for(lambda: _get(authorised, f"{base}/orders")["total"] > 0, "the DCA order")
         page = _get(authorised, f"{base}/orders")
         assert page["items"][0]["strategy"] == "dca" and page["items"][0]["kind"] == "dca"
+        # Named by the daemon's token book (its price convention), the identity kept.
+        first = page["items"][0]
+        assert (first["from_symbol"], first["to_symbol"]) == ("USDC", "APT")
+        assert first["from_token"].startswith("0x") and "::" in first["to_token"]
 
         paused = authorised.post(f"{base}/strategies/dca/pause")
         assert paused.status_code == 202, paused.text

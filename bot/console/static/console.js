@@ -17,8 +17,9 @@
   const SLOW_EVERY = Math.max(1, Math.round(60000 / POLL_MS)); // P&L, prices, fills: ~1/min
   const LIVE = new Set((data.live || "").split(",").filter(Boolean));
   const MAX_ROWS = 50;
+  const VALUE_POINTS = 200; // moments of the wallet-value chart (the server evaluates them)
   const enc = encodeURIComponent;
-  let memo = { pnl: null, prices: null, fills: null, slowError: "" };
+  let memo = { pnl: null, prices: null, fills: null, value: null, symbols: null, slowError: "" };
 
   class LoggedOut extends Error {}
 
@@ -68,6 +69,9 @@
   }
   const short = (v) => (!v ? "–" : v.length > 16 ? v.slice(0, 8) + "…" + v.slice(-4) : v);
   const token = (t) => (!t ? "–" : t.includes("::") ? t.split("::").pop() : short(t));
+  // A token as people read it: its symbol when the API knows it, the exact identity in the tooltip.
+  const sym = (symbol, t) => (!t ? "–" : h("span", { class: "token", title: t }, symbol || token(t)));
+  const pair = (o) => [sym(o.from_symbol, o.from_token), " → ", sym(o.to_symbol, o.to_token)];
   function when(t) {
     if (!t) return "–";
     const d = new Date(t);
@@ -119,7 +123,7 @@
       { title: "Kind", cell: (o) => o.kind },
       { title: "Strategy", cell: (o) => strategyLink(o.strategy) },
       { title: "Status", cell: (o) => badge(o.status) },
-      { title: "Pair", cell: (o) => token(o.from_token) + " → " + token(o.to_token) },
+      { title: "Pair", cell: pair },
       { title: "Amount", num: true, cell: (o) => money(o.amount_total) },
       { title: "Spent", num: true, small: true, cell: (o) => money(o.amount_spent) },
       { title: "Rate", num: true, small: true, cell: (o) => money(o.rate) },
@@ -128,27 +132,19 @@
     const more = page.total > rows.length ? h("p", { class: "muted" }, rows.length + " of " + page.total + " shown") : null;
     return [shown, more];
   }
+  // Fills as `/fills` gives them: each with its order's kind, id, strategy and tokens.
   function fillsTable(fills) {
     return table([
       { title: "When", cell: (f) => when(f.time || f.recorded_at) },
-      { title: "Order", cell: (f) => orderLink(f.order) },
-      { title: "Strategy", small: true, cell: (f) => strategyLink(f.order.strategy) },
-      { title: "Paid", num: true, cell: (f) => [money(f.from_amount), " " + token(f.order.from_token)] },
-      { title: "Got", num: true, cell: (f) => [money(f.to_amount), " " + token(f.order.to_token)] },
+      { title: "Order", cell: orderLink },
+      { title: "Strategy", small: true, cell: (f) => strategyLink(f.strategy) },
+      { title: "Paid", num: true, cell: (f) => [money(f.from_amount), " ", sym(f.from_symbol, f.from_token)] },
+      { title: "Got", num: true, cell: (f) => [money(f.to_amount), " ", sym(f.to_symbol, f.to_token)] },
       { title: "Fee", num: true, small: true, cell: (f) => money(f.fee_amount) },
       { title: "Tx", small: true, cell: (f) => h("code", {}, short(f.tx_id)) },
     ], fills, "no fills yet");
   }
-  async function recentFills(orders) {
-    const details = await Promise.all(
-      orders.slice(0, 5).map((o) => api("/orders/" + enc(o.order_id) + "?kind=" + enc(o.kind))));
-    const fills = [];
-    for (const d of details) {
-      for (const f of d.fills) if (f.type === "filled") fills.push(Object.assign({ order: d.order }, f));
-    }
-    fills.sort((a, b) => String(b.time || b.recorded_at).localeCompare(String(a.time || a.recorded_at)));
-    return fills.slice(0, 20);
-  }
+  const FILLS = "/fills?type=filled&limit=20";
   async function slowly(work) {
     try { await work(); memo.slowError = ""; } catch (e) {
       if (e instanceof LoggedOut) throw e;
@@ -158,13 +154,14 @@
 
   // --- overview -----------------------------------------------------------------------
   async function overview(slow) {
-    const [status, strategies, open, alerts] = await Promise.all([
-      api("/status"), api("/strategies"), api("/orders?state=open&limit=" + MAX_ROWS), api("/alerts?limit=20")]);
+    const others = api("/remotes").catch((e) => (e instanceof LoggedOut ? Promise.reject(e) : { error: e.message }));
+    const [status, strategies, open, alerts, fills] = await Promise.all([
+      api("/status"), api("/strategies"), api("/orders?state=open&limit=" + MAX_ROWS), api("/alerts?limit=20"),
+      api(FILLS)]);
     if (slow || memo.pnl === null) {
       await slowly(async () => {
-        const pnl = await api("/pnl");
-        const latest = await api("/orders?limit=5");
-        memo = { ...memo, pnl: pnl, fills: await recentFills(latest.items) };
+        const [pnl, value] = await Promise.all([api("/pnl"), api("/value?points=" + VALUE_POINTS)]);
+        memo = { ...memo, pnl: pnl, value: value };
       });
     }
     const daemon = document.getElementById("daemon");
@@ -193,23 +190,54 @@
       { title: "Errors", num: true, small: true, cell: (s) => money(s.errors) },
       { title: "Last tick", small: true, cell: (s) => when(s.last_tick) },
     ], strategies.items, "no strategies"));
+    fill("value", valueChart(memo.value));
     fill("open-orders", ordersTable(open));
-    fill("fills", fillsTable(memo.fills || []));
+    fill("fills", fillsTable(fills.items));
     fill("alerts", !alerts.kept ? h("p", { class: "muted" }, "this daemon keeps no alerts")
       : alerts.items.length === 0 ? h("p", { class: "muted" }, "no alerts")
       : h("ul", { class: "alerts" }, alerts.items.map((a) =>
         h("li", {}, h("span", { class: "muted" }, when(a.at) + " "), badge(a.kind), " " + a.text))));
+    fill("remotes", remotesView(await others));
   }
 
-  // --- strategy -----------------------------------------------------------------------
-  function chart(prices, pnl) {
-    const points = (prices ? prices.items : []).map((p) => [Date.parse(p.timestamp), Number(p.usd_price)])
-      .filter((p) => isFinite(p[0]) && isFinite(p[1]));
-    if (points.length < 2) return h("p", { class: "muted" }, "not enough recorded prices to draw");
-    const entry = pnl && pnl.position && pnl.position.average_entry !== null ? Number(pnl.position.average_entry) : null;
+  // --- other bots (read-only, fetched by this bot's console) --------------------------
+  function remotesView(answer) {
+    if (answer.error) return h("p", { class: "error" }, answer.error);
+    if (answer.items.length === 0) return h("p", { class: "muted" }, "none configured ([console].remotes)");
+    const wallet = (r) => (r.wallets.length ? r.wallets[0] : null);
+    const bots = table([
+      { title: "Bot", cell: (r) => h("strong", {}, r.name) },
+      { title: "State", cell: (r) => [badge(r.state === "ok" ? (r.status && r.status.state) || "ok" : r.state),
+        r.problem ? h("span", { class: "muted" }, " " + r.problem) : null] },
+      { title: "Wallet", small: true, cell: (r) => h("code", {}, short((r.status && r.status.wallet) || (wallet(r) && wallet(r).strategy))) },
+      { title: "Value (USD)", num: true, cell: (r) => usd(wallet(r) ? wallet(r).value_usd : null) },
+      { title: "P&L (USD)", num: true, cell: (r) => signed(wallet(r) ? wallet(r).pnl_usd : null) },
+      { title: "Open orders", num: true, cell: (r) => (r.open_orders ? String(r.open_orders.total) : "–") },
+      { title: "Checked", small: true, cell: (r) => when(r.checked_at) },
+    ], answer.items);
+    const orders = [];
+    for (const r of answer.items) for (const o of (r.open_orders ? r.open_orders.items : [])) orders.push([r.name, o]);
+    const open = orders.length === 0 ? null : table([
+      { title: "Bot", cell: ([name]) => name },
+      { title: "Order", cell: ([, o]) => h("code", {}, short(o.order_id)) },
+      { title: "Strategy", small: true, cell: ([, o]) => o.strategy || "–" },
+      { title: "Status", cell: ([, o]) => badge(o.status) },
+      { title: "Pair", cell: ([, o]) => pair(o) },
+      { title: "Amount", num: true, cell: ([, o]) => money(o.amount_total) },
+    ], orders);
+    return [bots, open ? h("h3", {}, "Their open orders") : null, open];
+  }
+
+  // --- charts (inline SVG; the API's exact text turned into numbers only to place points) ---
+  // lines: [{ cls, points: [[ms, y], ...] }]; level: { y, text } drawn dashed across.
+  function svgChart(lines, level, label) {
+    const drawn = lines.map((l) => ({ cls: l.cls, points: l.points.filter((p) => isFinite(p[0]) && isFinite(p[1])) }))
+      .filter((l) => l.points.length >= 2);
+    if (drawn.length === 0) return null;
     const W = 640, H = 240, L = 56, R = 10, T = 10, B = 26;
-    const xs = points.map((p) => p[0]);
-    const ys = points.map((p) => p[1]).concat(entry !== null && isFinite(entry) ? [entry] : []);
+    const all = drawn.flatMap((l) => l.points);
+    const xs = all.map((p) => p[0]);
+    const ys = all.map((p) => p[1]).concat(level && isFinite(level.y) ? [level.y] : []);
     const x0 = Math.min(...xs), x1 = Math.max(...xs);
     let y0 = Math.min(...ys), y1 = Math.max(...ys);
     if (y1 === y0) { y0 -= 1; y1 += 1; }
@@ -222,24 +250,53 @@
       if (text !== undefined) node.textContent = text;
       return node;
     };
-    const svg = s("svg", { class: "chart", viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "price and average entry" });
+    const svg = s("svg", { class: "chart", viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": label });
     svg.append(s("line", { class: "axis", x1: L, y1: H - B, x2: W - R, y2: H - B }));
     svg.append(s("line", { class: "axis", x1: L, y1: T, x2: L, y2: H - B }));
     svg.append(s("text", { x: L - 4, y: T + 10, "text-anchor": "end" }, y1.toPrecision(4)));
     svg.append(s("text", { x: L - 4, y: H - B, "text-anchor": "end" }, y0.toPrecision(4)));
     svg.append(s("text", { x: L, y: H - 8 }, when(new Date(x0).toISOString())));
     svg.append(s("text", { x: W - R, y: H - 8, "text-anchor": "end" }, when(new Date(x1).toISOString())));
-    const line = points.map((p) => X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1)).join(" ");
-    svg.append(s("polyline", { class: "price", points: line }));
-    if (entry !== null && isFinite(entry)) {
-      svg.append(s("line", { class: "entry", x1: L, y1: Y(entry), x2: W - R, y2: Y(entry) }));
-      svg.append(s("text", { x: W - R, y: Y(entry) - 4, "text-anchor": "end" }, "average entry " + rounded(pnl.position.average_entry, 6)));
+    for (const l of drawn) {
+      const line = l.points.map((p) => X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1)).join(" ");
+      svg.append(s("polyline", { class: l.cls, points: line }));
     }
-    const legend = h("p", { class: "muted" }, "price of " + token(prices.token) + " in USD (line), average entry in "
-      + token(pnl && pnl.position ? pnl.position.quote : "") + " per " + token(prices.token) + " (dashed)");
+    if (level && isFinite(level.y)) {
+      svg.append(s("line", { class: "entry", x1: L, y1: Y(level.y), x2: W - R, y2: Y(level.y) }));
+      svg.append(s("text", { x: W - R, y: Y(level.y) - 4, "text-anchor": "end" }, level.text));
+    }
+    return svg;
+  }
+  const at = (t) => Date.parse(t);
+  function chart(prices, pnl, symbols) {
+    const points = (prices ? prices.items : []).map((p) => [at(p.timestamp), Number(p.usd_price)]);
+    const entry = pnl && pnl.position && pnl.position.average_entry !== null ? pnl.position.average_entry : null;
+    const level = entry === null ? null : { y: Number(entry), text: "average entry " + rounded(entry, 6) };
+    const svg = svgChart([{ cls: "price", points: points }], level, "price and average entry");
+    if (svg === null) return h("p", { class: "muted" }, "not enough recorded prices to draw");
+    const named = (t) => (symbols && symbols[t]) || token(t);
+    const legend = h("p", { class: "muted" }, "price of " + named(prices.token) + " in USD (line), average entry in "
+      + named(pnl && pnl.position ? pnl.position.quote : "") + " per " + named(prices.token) + " (dashed)");
     return [svg, legend];
   }
+  function valueChart(value) {
+    const wallets = value ? value.wallets : [];
+    if (wallets.length === 0) return h("p", { class: "muted" }, memo.slowError || "no trades yet");
+    return wallets.map((w) => {
+      const svg = svgChart([
+        { cls: "cost", points: w.points.map((p) => [at(p.at), Number(p.cost_usd)]) },
+        { cls: "value", points: w.points.filter((p) => p.value_usd !== null).map((p) => [at(p.at), Number(p.value_usd)]) },
+      ], null, "wallet value over time");
+      const last = w.points[w.points.length - 1];
+      return h("div", { class: "wallet-series", "data-wallet": w.wallet, "data-points": String(w.points.length) },
+        svg || h("p", { class: "muted" }, "not enough points to draw"),
+        h("p", { class: "muted" }, "wallet ", h("code", {}, short(w.wallet)), ": value of its holdings in USD (line) and "
+          + "their remaining cost (grey) at " + w.points.length + " moments; now ", usd(last ? last.value_usd : null),
+          " USD (P&L ", signed(last ? last.pnl_usd : null), ")"));
+    });
+  }
 
+  // --- strategy -----------------------------------------------------------------------
   async function strategyPage(slow) {
     const name = data.strategy;
     const [strategies, orders] = await Promise.all([
@@ -248,10 +305,12 @@
     if (!found) throw new Error("no strategy " + name + " in the journal or the settings");
     if (slow || memo.fills === null) {
       await slowly(async () => {
-        const pnl = (await api("/pnl")).strategies.find((s) => s.strategy === name) || null;
+        const all = await api("/pnl");
+        const pnl = all.strategies.find((s) => s.strategy === name) || null;
         const base = pnl && pnl.position ? pnl.position.base : null;
         const prices = base ? await api("/prices?token=" + enc(base) + "&limit=500") : null;
-        memo = { ...memo, pnl: pnl, prices: prices, fills: await recentFills(orders.items) };
+        memo = { ...memo, pnl: pnl, prices: prices, symbols: all.symbols,
+          fills: (await api(FILLS + "&strategy=" + enc(name))).items };
       });
     }
     document.getElementById("pause").disabled = found.paused;
@@ -266,7 +325,7 @@
       card("Last tick", when(found.last_tick))),
       found.last_error ? h("p", { class: "error" }, "last error: " + found.last_error) : null,
       memo.slowError ? h("p", { class: "error" }, memo.slowError) : null);
-    fill("chart", chart(memo.prices, pnl));
+    fill("chart", chart(memo.prices, pnl, memo.symbols));
     fill("orders", ordersTable(orders));
     fill("fills", fillsTable(memo.fills || []));
   }
@@ -281,7 +340,7 @@
     const rows = [
       ["Status", badge(o.status)], ["Kind", o.kind], ["Strategy", strategyLink(o.strategy)],
       ["Order id", h("code", { class: "wrap" }, o.order_id)],
-      ["Pair", token(o.from_token) + " → " + token(o.to_token)], ["Amount", money(o.amount_total)],
+      ["Pair", pair(o)], ["Amount", money(o.amount_total)],
       ["Spent", money(o.amount_spent)], ["Received", money(o.to_amount_received)], ["Rate", money(o.rate)],
       ["Slices", o.orders_total === null ? "–" : (o.orders_completed || 0) + " of " + o.orders_total],
       ["Created", when(o.created_at)], ["Last seen", when(o.last_seen_at)],
@@ -295,7 +354,9 @@
       { title: "To", cell: (t) => badge(t.to_status) },
       { title: "Seen by", cell: (t) => t.source },
     ], d.transitions, "no transitions"));
-    fill("fills", fillsTable(d.fills.filter((f) => f.type === "filled").map((f) => Object.assign({ order: o }, f))));
+    const own = { order_id: o.order_id, kind: o.kind, strategy: o.strategy, from_token: o.from_token,
+      to_token: o.to_token, from_symbol: o.from_symbol, to_symbol: o.to_symbol };
+    fill("fills", fillsTable(d.fills.filter((f) => f.type === "filled").map((f) => Object.assign({}, own, f))));
     fill("transactions", table([
       { title: "Hash", cell: (t) => h("code", { class: "hash wrap" }, t.hash) },
       { title: "State", cell: (t) => badge(t.state) },
@@ -303,6 +364,19 @@
       { title: "What", small: true, cell: (t) => t.payload_summary },
       { title: "When", small: true, cell: (t) => when(t.created_at) },
     ], d.transactions, "no transactions recorded for this order"));
+  }
+
+  // --- reports ------------------------------------------------------------------------
+  async function reportsPage() {
+    const found = await api("/reports");
+    document.getElementById("reports-folder").textContent = found.folder_exists
+      ? (found.truncated ? "the first " + found.items.length + " reports found" : found.items.length + " report(s)")
+      : "the reports folder does not exist yet ([console].reports_dir)";
+    fill("reports", table([
+      { title: "Report", cell: (r) => h("a", { href: r.url, class: "report" }, r.path) },
+      { title: "Written", cell: (r) => when(r.modified) },
+      { title: "Size", num: true, small: true, cell: (r) => Math.max(1, Math.round(r.size / 1024)) + " KiB" },
+    ], found.items, "no HTML reports yet: bot backtest --report DIR, bot report --html DIR"));
   }
 
   // --- controls -----------------------------------------------------------------------
@@ -345,7 +419,7 @@
   }
 
   // --- polling ------------------------------------------------------------------------
-  const pages = { overview: overview, strategy: strategyPage, order: orderPage };
+  const pages = { overview: overview, strategy: strategyPage, order: orderPage, reports: reportsPage };
   const refresh = pages[data.page];
   let timer = null;
   let busy = false;
