@@ -55,11 +55,14 @@ def data_warnings(
             f"the window's end {_iso(end)}: the last price is held to the end"
         )
     problems = []
-    if feed.skipped:
+    if feed.skipped and feed.skipped_line is None:
         problems.append(f"{feed.skipped} bad row(s) skipped")
     if feed.duplicates and feed.source != "journal":  # the journal merges a token's spellings
         problems.append(f"{feed.duplicates} repeated (token, time) row(s) replaced by the later")
-    if problems:
+    if feed.skipped_line is not None:  # where and why, in one line (`bot.skipped_rows`)
+        repeated = f"; {problems[0]}" if problems else ""
+        found.append(f"{feed.skipped_line}{repeated} (docs/price-series.md)")
+    elif problems:
         found.append(f"{feed.source}: {' and '.join(problems)} (docs/price-series.md)")
     return found
 

@@ -182,6 +182,8 @@ class Feed:
     skipped: int = 0
     duplicates: int = 0
     notes: list[str] = field(default_factory=list)
+    skipped_line: str | None = None
+    """The skipped rows in one line, where and why (`bot.skipped_rows.SkippedRows.line`)."""
     recorded: bool = False
     """The rule for prices without a source: the journal's, or a file with native prices."""
     sources: frozenset[str | None] = frozenset()
@@ -254,6 +256,9 @@ def _from_row_reader(path: Path, key_of: KeyOf) -> Feed:
     paths, report = load_series(path, key_of=key_of)
     points = {key: (p.times, p.prices) for key, p in paths.items()}
     note = f"{path}: read row by row ({report.skipped} bad row(s) skipped)"
+    line = report.skipped_rows.line() if report.skipped_rows is not None else None
+    if not points and line is not None:  # every row bad: an error, not a warning
+        raise ValueError(f"no usable row in {line}")
     return feed_from_points(
         points,
         str(path),
@@ -261,6 +266,7 @@ def _from_row_reader(path: Path, key_of: KeyOf) -> Feed:
         skipped=report.skipped,
         duplicates=report.duplicates,
         notes=[note],
+        skipped_line=line,
         sources=report.sources,
     )
 

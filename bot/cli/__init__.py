@@ -27,6 +27,7 @@ class _Verbs(LazyGroup):
     verbs: ClassVar[dict[str, LazyVerb]] = {
         name: LazyVerb(target, **_OPTIONS)
         for name, target in {
+            "init": "bot.cli.init_cmd:init",
             "run": "bot.cli.run_cmd:run",
             "once": "bot.cli.run_cmd:once",
             "status": "bot.cli.status_cmd:status",
@@ -65,7 +66,7 @@ app = typer.Typer(
     help="An automated DCA / limit-order trading bot for Aptos (trades through Panora).",
     no_args_is_help=True,
     cls=_Verbs,
-    **_OPTIONS,  # type: ignore[arg-type]
+    **{**_OPTIONS, "add_completion": True},  # type: ignore[arg-type]  # `bot --install-completion`
 )
 
 

@@ -1,7 +1,7 @@
 """`bot backtest`: replay recorded prices through a strategy, report what it would have done.
 
 `--strategy` names a configured `[[strategies]]` entry (its plugin, schedule and params;
-`--params` overrides single keys) or a plugin (then `--schedule`, default every hour).
+`--params` overrides single keys) or a plugin (then `--schedule`, default once a day).
 The run itself is `bot.backtest.runner`; this module checks the options (one line naming
 the option, exit 2), runs it (twice when the strategy has rate bounds: the second run
 without them is the "no bounds" comparison), and prints the summary table or JSON;
@@ -43,23 +43,28 @@ if TYPE_CHECKING:
 __all__ = ["BacktestOptions", "backtest", "check_options", "parse_schedule", "run_combination"]
 
 T = TypeVar("T")
-DEFAULT_SCHEDULE: Final = "1h"
+DEFAULT_SCHEDULE: Final = "1 day"
+"""A plugin run without `--schedule` ticks daily, as the examples and benchmarks do."""
 HELP: Final = {
-    "strategy": "A configured [[strategies]] name, or a plugin name (e.g. recurring_dca).",
+    "strategy": "A configured [[strategies]] name, or a plugin name (e.g. recurring_dca). "
+    "Required.",
     "params": 'Parameters: a JSON object, or k=v,k=v (values as text; "null" unsets). '
-    "Overrides the configured ones key by key.",
+    "Overrides the configured ones key by key. Default: none (the configured params, else "
+    "the plugin's defaults).",
     "schedule": 'When the strategy ticks: "1h", "15m", "1 day", or a cron line in UTC. '
-    "Default: the configured schedule, else every hour.",
-    "from": "Start, ISO-8601 (UTC if no offset).",
-    "to": "End, ISO-8601.",
-    "prices": 'A price-series file (CSV or Parquet), or "journal" for recorded price ticks.',
+    "Default: the configured strategy's own schedule; for a plugin name, once a day.",
+    "from": "Start, ISO-8601 (UTC if no offset). Required.",
+    "to": "End, ISO-8601. Required.",
+    "prices": 'A price-series file (CSV or Parquet), or "journal" for recorded price ticks. '
+    "Required.",
     "fee_bps": "Pool fee in basis points (default 25).",
     "slippage": "Execution slippage in percent, 0 to below 100 (default 0).",
     "depth": "Pool depth per side in USD (default 2000000).",
     "funding": "Start balances, token=amount,... (e.g. USDC=1000); others start at 0. "
     "Default: 1,000,000 USD worth of each token the strategies name.",
-    "report": "Write report.json, report.html and PNG charts into this folder.",
-    "sweep": "param=v1,v2,... (repeatable): run the grid on every core and rank it.",
+    "report": "Write report.json, report.html and PNG charts into this folder. Default: none.",
+    "sweep": "param=v1,v2,... (repeatable): run the grid on every core and rank it. "
+    "Default: one run.",
     "rank_by": "Rank a sweep by: return, pnl, vs-lump-sum (highest first), drawdown, entry, "
     "fees (lowest first).",
     "json": "Print the report as JSON instead of a table.",

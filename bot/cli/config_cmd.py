@@ -8,7 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from bot.cli.common import EXIT_USAGE, config_path, fail, load_or_exit, state
+from bot.cli.common import config_path, load_or_exit, state
+from bot.cli.token_checks import Offline, built, known_tokens, print_lines
 from bot.logging import mask_url
 
 app = typer.Typer(help="Check or show the configuration.", no_args_is_help=True)
@@ -20,26 +21,34 @@ def check(
     path: Annotated[
         Path | None, typer.Argument(help="Config file (default: --config, $BOT_CONFIG).")
     ] = None,
+    offline: Offline = False,
 ) -> None:
     """Validate a configuration file plus BOT_* environment overrides; exit 2 if invalid.
 
     Checks every key, then what the config needs to run: every enabled strategy's plugin
-    loads and its params validate (as `bot strategies check` and `bot run` do), and every
-    token named by [risk] (caps, allowed_tokens, pyth_feeds) and by the strategies'
-    budgets is known. Tokens are looked up offline, in the packaged token list: in paper
-    mode that is the paper world's own list, so an unknown name is an error; in live mode
-    the provider's list may know more, so an unknown name is only a warning ("not checked
-    against the live list"). Secret files (keys) are not read: `bot doctor` checks them.
+    loads and its params validate (as `bot strategies check` and `bot run` do); every
+    token named by [risk] (caps, allowed_tokens, pyth_feeds), by the strategies' budgets
+    and by the strategies themselves (`tokens()`) is known, with the closest known
+    symbols for one that is not; every amount fits its token's decimals; and a DCA slice
+    or order expiry shorter than the strategy's ticks is warned about. Paper mode looks
+    tokens up in the packaged list (the paper world's own); live mode in the provider's
+    list (fetched, cached 6 h beside the journal). When the provider cannot be reached,
+    one line says so and the exit code is 1 (`--offline`: packaged list only, unknown
+    names are warnings). Secret files (keys) are not read: `bot doctor` checks them.
     One line per problem, exit 2; `config OK` and exit 0 otherwise.
     """
+    from bot.app.strategy_checks import StrategyReport, check_strategies
     from bot.ops.config_check import check_settings
 
     settings = load_or_exit(ctx, path)
-    report = check_settings(settings)
-    for warning in report.warnings:
-        typer.echo(f"bot: warning: {warning}", err=True)
-    if report.problems:
-        fail("\n".join(report.problems), EXIT_USAGE)
+    known = known_tokens(settings, offline=offline)
+    found = check_settings(settings, known.book, complete=known.complete)
+    report = StrategyReport(found.problems, found.warnings)
+    enabled = [entry for entry in settings.strategies if entry.enabled]
+    report.extend(check_strategies(built(settings, enabled), known.book, complete=known.complete))
+    code = print_lines(report, known)
+    if code:
+        raise typer.Exit(code)
     source = config_path(state(ctx), path)
     where = str(source) if source else "built-in defaults"
     strategies = len(settings.strategies)

@@ -39,22 +39,22 @@ __all__ = ["hyperopt"]
 
 HOLDOUT_TOP: Final = 5
 HELP: Final = {
-    "strategy": "A configured [[strategies]] name, or a plugin name (e.g. limit_ladder).",
+    "strategy": "A configured [[strategies]] name, or a plugin name (e.g. limit_ladder). Required.",
     "space": "What to search: name=a..b[:step] (int, or decimal if a bound has a point), "
-    "name=a~b (log scale), name=[x,y,z] (choices); comma-separated.",
+    "name=a~b (log scale), name=[x,y,z] (choices); comma-separated. Required.",
     "objective": "return, entry_vs_mean (lower is better), pnl_per_drawdown, or "
     "module.path:function (called with the result and its metrics).",
     "direction": "maximize (default) or minimize: for a module.path:function objective.",
     "trials": "Trials in the study in all (a resumed study counts those it holds).",
-    "params": "Fixed parameters, as bot backtest's --params.",
-    "schedule": "When the strategy ticks (default: the configured one, else every hour).",
+    "params": "Fixed parameters, as bot backtest's --params (default: none).",
+    "schedule": "When the strategy ticks (default: the configured one, else once a day).",
     "sampler": "tpe (default), random or cmaes.",
-    "seed": "Seed of the sampler (a reproducible search).",
+    "seed": "Seed of the sampler (a reproducible search; default: a fresh random one).",
     "storage": "An SQLAlchemy URL of the study's storage, e.g. "
     "postgresql+psycopg://… (default: sqlite:///OUT/study.db).",
     "study": "The study's name (joins it if it exists; default: from the search).",
     "holdout": "Keep the end of the window out of the search, e.g. 20%; the top 5 trials "
-    "are re-run on it.",
+    "are re-run on it (default: none, the whole window is searched).",
     "jobs": "Worker processes on this machine (default 1).",
     "out": "Folder for study.db, best.toml and the plots (default ./hyperopt).",
 }
@@ -67,9 +67,9 @@ def hyperopt(
     objective: Annotated[str, typer.Option(help=HELP["objective"])] = "return",
     direction: Annotated[str | None, typer.Option(help=HELP["direction"])] = None,
     trials: Annotated[int, typer.Option(help=HELP["trials"], min=1)] = 100,
-    start: Annotated[str | None, typer.Option("--from", help="Start, ISO-8601.")] = None,
-    end: Annotated[str | None, typer.Option("--to", help="End, ISO-8601.")] = None,
-    prices: Annotated[str | None, typer.Option(help="A price-series file.")] = None,
+    start: Annotated[str | None, typer.Option("--from", help="Start, ISO-8601. Required.")] = None,
+    end: Annotated[str | None, typer.Option("--to", help="End, ISO-8601. Required.")] = None,
+    prices: Annotated[str | None, typer.Option(help="A price-series file. Required.")] = None,
     params: Annotated[str | None, typer.Option(help=HELP["params"])] = None,
     schedule: Annotated[str | None, typer.Option(help=HELP["schedule"])] = None,
     sampler: Annotated[str, typer.Option(help=HELP["sampler"])] = "tpe",

@@ -79,7 +79,8 @@ def export(
         typer.Option(
             "--table",
             "-t",
-            help=f"Only these tables, repeated or comma-separated: {', '.join(EXPORT_TABLES)}.",
+            help=f"Only these tables, repeated or comma-separated: {', '.join(EXPORT_TABLES)}. "
+            "Default: every table.",
         ),
     ] = None,
     url: UrlOption = None,

@@ -127,10 +127,12 @@ def quote(
     from_token: Annotated[str, typer.Argument(metavar="FROM", help="Token to sell.")],
     to_token: Annotated[str, typer.Argument(metavar="TO", help="Token to buy.")],
     sell: Annotated[
-        str | None, typer.Option("--sell", help="Amount of FROM to sell (ExactIn).")
+        str | None,
+        typer.Option("--sell", help="Amount of FROM to sell (ExactIn). Give --sell or --buy."),
     ] = None,
     buy: Annotated[
-        str | None, typer.Option("--buy", help="Amount of TO to buy (ExactOut).")
+        str | None,
+        typer.Option("--buy", help="Amount of TO to buy (ExactOut). Give --sell or --buy."),
     ] = None,
     slippage: Annotated[
         str, typer.Option("--slippage", help="'auto' or a percentage 0-100.")

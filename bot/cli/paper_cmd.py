@@ -130,7 +130,9 @@ def fund(
 @app.command("status")
 def status(
     ctx: typer.Context,
-    wallet: Annotated[str | None, typer.Option(help="Also show this wallet's balances.")] = None,
+    wallet: Annotated[
+        str | None, typer.Option(help="Also show this wallet's balances. Default: none.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show a served paper world's time, live orders and balances."""

@@ -257,7 +257,11 @@ def import_series(
         str | None, typer.Option(help="The time column (default: timestamp, time, date…).")
     ] = None,
     out: Annotated[
-        Path | None, typer.Option(help="Write (or append) to this .csv or .parquet file.")
+        Path | None,
+        typer.Option(
+            help="Write (or append) to this .csv or .parquet file. "
+            "Default: none (give --out and/or --journal)."
+        ),
     ] = None,
     journal: Annotated[
         bool, typer.Option("--journal", help="Store in the journal's price_ticks.")
@@ -285,9 +289,12 @@ def import_series(
         )
     except SeriesImportError as exc:
         fail(str(exc), EXIT_USAGE)
-    typer.echo(report.line())
+    skipped = report.skipped_line()
     if report.imported == 0:
-        fail(f"{file}: no usable row", EXIT_USAGE)
+        fail(f"no usable row in {skipped}" if skipped else f"{file}: no usable row", EXIT_USAGE)
+    typer.echo(report.line())
+    if skipped:
+        typer.echo(f"bot: warning: {skipped}", err=True)
     if out is not None:
         typer.echo(_write_block(block, out))
     if settings is not None:
@@ -332,10 +339,18 @@ def synth(
     step: Annotated[str, typer.Option(help="Spacing: 30s, 5m, 1h or seconds.")] = "60s",
     seed: Annotated[int, typer.Option(help="Seed (the paper world's default is 42).")] = 42,
     start_price: Annotated[
-        list[str] | None, typer.Option("--start-price", help="TOKEN=PRICE (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--start-price",
+            help="TOKEN=PRICE (repeatable). Default: the paper world's (APT 5, USD tokens 1).",
+        ),
     ] = None,
     volatility: Annotated[
-        list[str] | None, typer.Option(help="TOKEN=annual volatility, e.g. APT=0.8.")
+        list[str] | None,
+        typer.Option(
+            help="TOKEN=annual volatility, e.g. APT=0.8. "
+            "Default: the paper world's (APT 0.8, USD tokens 0.02)."
+        ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:

@@ -1,4 +1,4 @@
-"""`bot run [--paper | --dry-run]`, `bot once [--dry-run]`.
+"""`bot run [--paper | --dry-run]`, `bot once [--dry-run] [--paper]`.
 
 `bot run` is the product. The application behind both verbs lives in `bot.app` (the
 engine and jobs: `bot.app.build`; the daemon: `bot.app.daemon` and `daemon_start`); this
@@ -61,17 +61,40 @@ def _one_format(ctx: typer.Context, settings: Settings) -> bool:
     return json
 
 
+def _settings(ctx: typer.Context, *, paper: bool) -> Settings:
+    """The config; `--paper`: in paper mode, and the demo's when there is no config file."""
+    if paper and config_path(state(ctx)) is None:
+        from bot.cli.demo import demo_settings
+
+        return demo_settings(load_or_exit(ctx))
+    settings = load_or_exit(ctx)
+    return settings.model_copy(update={"mode": "paper"}) if paper else settings
+
+
 def once(
     ctx: typer.Context,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show, send nothing that spends.")
+    ] = False,
+    paper: Annotated[
+        bool,
+        typer.Option(
+            "--paper",
+            help="In the paper world (with no config file: the demo's, as `bot run --paper`).",
+        ),
     ] = False,
 ) -> None:
     """Tick every strategy once; exit non-zero if any strategy failed."""
     from bot.app.build import tick_once
     from bot.app.reporter import report_lines
 
-    settings = load_or_exit(ctx)
+    settings = _settings(ctx, paper=paper)
+    if not settings.strategies:
+        fail(
+            "no [[strategies]] configured: `bot init` makes a config; "
+            "`bot once --dry-run --paper` with no config ticks the demo's",
+            EXIT_USAGE,
+        )
     _one_format(ctx, settings)  # its lines are the command's output, in either format
     try:
         reports, engine = asyncio.run(tick_once(settings, dry_run=dry_run))
@@ -94,14 +117,7 @@ def run(
     """Run the strategies on their schedules until stopped (SIGTERM/SIGINT; SIGHUP reloads)."""
     if paper and dry_run:
         fail("choose one of --paper and --dry-run", EXIT_USAGE)
-    if paper and config_path(state(ctx)) is None:
-        from bot.cli.demo import demo_settings
-
-        settings = demo_settings(load_or_exit(ctx))
-    else:
-        settings = load_or_exit(ctx)
-        if paper:
-            settings = settings.model_copy(update={"mode": "paper"})
+    settings = _settings(ctx, paper=paper)
     if not settings.strategies:
         fail("no [[strategies]] configured (see config.example.toml)", EXIT_USAGE)
     json = _one_format(ctx, settings)

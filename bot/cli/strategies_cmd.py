@@ -15,6 +15,7 @@ import typer
 
 from bot.app.runtime import configured_wallet
 from bot.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, load_or_exit, open_journal
+from bot.cli.token_checks import Offline, known_tokens, print_lines
 from bot.clock import RealClock
 from bot.config import Settings, StrategyEntry
 from bot.engine.commands import wait_for_command
@@ -59,15 +60,33 @@ def strategies_list(ctx: typer.Context) -> None:
 def strategies_check(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="A configured strategy's name.")],
+    offline: Offline = False,
 ) -> None:
-    """Load one configured strategy and validate its parameters; exit 2 if invalid."""
+    """Load one configured strategy and check it before it trades; exit 2 if it cannot run.
+
+    Its params validate; every token it names is known (paper: the packaged list; live:
+    the provider's list, cached 6 h beside the journal), with the closest known symbols
+    for one that is not; its amounts fit their token's decimals; a DCA slice or order
+    expiry shorter than its ticks is warned about. A provider that cannot be reached is
+    said in one line, exit 1 (`--offline`: packaged list only).
+    """
+    from bot.app.strategy_checks import check_strategy
+
     settings = load_or_exit(ctx)
     entry = _entry(settings, name)
     try:
         strategy = build_strategy(entry, settings.scheduler.strategy_dirs)
     except PluginError as exc:
         fail(str(exc), EXIT_USAGE)
-    typer.echo(f"{name}: OK ({entry.plugin}, params {strategy.params.model_dump(mode='json')})")
+    known = known_tokens(settings, offline=offline)
+    report = check_strategy(strategy, entry, known.book, complete=known.complete)
+    code = print_lines(report, known)
+    if code:
+        raise typer.Exit(code)
+    warned = f", {len(report.warnings)} warning(s)" if report.warnings else ""
+    typer.echo(
+        f"{name}: OK ({entry.plugin}, params {strategy.params.model_dump(mode='json')}{warned})"
+    )
 
 
 @app.command("pause")
@@ -93,7 +112,10 @@ def _paused(settings: Settings) -> dict[str, object]:
     from bot.journal import Journal, JournalError
 
     try:
-        with Journal.open(settings.journal.url, migrate=False, readonly=True) as journal:
+        wallet = configured_wallet(settings)  # its pauses only (a journal of many wallets)
+        with Journal.open(
+            settings.journal.url, migrate=False, readonly=True, wallet=wallet
+        ) as journal:
             return dict(paused_strategies(journal))
     except JournalError:
         return {}
@@ -131,6 +153,8 @@ def _change_pause(settings: Settings, name: str, *, paused: bool) -> None:
             typer.echo(asyncio.run(_through_daemon(settings, name, paused)))
             return
         with open_journal(settings.journal.url) as journal:
+            if wallet is not None:
+                journal.bind_wallet(wallet)  # the pause is this wallet's
             changed = store_pause(journal, name, paused, at=RealClock().now())
     finally:
         if lock is not None and not daemon_runs:
@@ -145,7 +169,9 @@ def _change_pause(settings: Settings, name: str, *, paused: bool) -> None:
 async def _through_daemon(settings: Settings, name: str, paused: bool) -> str:
     kind = "pause" if paused else "resume"
     with open_journal(settings.journal.url) as journal:
-        command_id = journal.enqueue_command(kind, {"strategy": name}, at=RealClock().now())
+        command_id = journal.enqueue_command(
+            kind, {"strategy": name}, at=RealClock().now(), wallet=configured_wallet(settings)
+        )
         command = await wait_for_command(journal, command_id, _WAIT_SECONDS)
     if command is None:
         fail(
@@ -156,3 +182,33 @@ async def _through_daemon(settings: Settings, name: str, paused: bool) -> str:
     if command.state == "failed":
         fail(f"the daemon refused: {command.result}", EXIT_FAILURE)
     return f"{command.result} (by the running daemon)"
+
+
+@app.command("new")
+def new(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The plugin's name: a Python identifier.")],
+    template: Annotated[
+        str, typer.Option("--from", help="The template it starts from: recurring_dca.")
+    ] = "recurring_dca",
+    directory: Annotated[
+        str, typer.Option("--dir", help="Where the plugin goes ([scheduler].strategy_dirs).")
+    ] = "strategies",
+    tests: Annotated[str, typer.Option("--tests", help="Where its test goes.")] = "tests",
+    force: Annotated[bool, typer.Option("--force", help="Replace existing files.")] = False,
+) -> None:
+    """Write a strategy plugin from a template, and its test (a short backtest)."""
+    from pathlib import Path
+
+    from bot.app.strategy_template import config_entry, write_strategy
+
+    made = write_strategy(
+        name, template=template, directory=Path(directory), tests=Path(tests), force=force
+    )  # a SetupError: one line, exit 2
+    typer.echo(f"wrote {made.plugin} (plugin {name}) and {made.test}")
+    typer.echo(f"add to config.toml ({directory} must be in [scheduler].strategy_dirs):")
+    typer.echo("")
+    typer.echo(config_entry(name))
+    typer.echo("then:")
+    typer.echo(f"  bot strategies check {name}")
+    typer.echo(f"  python -m pytest {made.test}")

@@ -36,6 +36,7 @@ from bot.clock import from_micros, parse_utc, to_micros
 from bot.money import MoneyError, parse_decimal
 from bot.paper.core.price_sources import PRICE_SOURCES, read_source
 from bot.paper.core.series import SeriesBlock
+from bot.skipped_rows import SkippedRows, shown_value
 
 __all__ = [
     "ImportFormat",
@@ -72,6 +73,12 @@ class ImportReport:
     """The first skipped row, as `line N: why` (for the user to fix the file)."""
     first: datetime | None = None
     last: datetime | None = None
+    skipped_rows: SkippedRows | None = None
+    """Every row not imported (bad, or a repeated time), where and why: `skipped_line()`."""
+
+    def skipped_line(self) -> str | None:
+        """The skipped rows in one line (for stderr), or None when every row was imported."""
+        return self.skipped_rows.line() if self.skipped_rows is not None else None
 
     def line(self) -> str:
         """One line for the console."""
@@ -86,7 +93,7 @@ class ImportReport:
             f"(time: {self.timestamp_column}, price: {self.price_column}; "
             f"{self.skipped} skipped, {self.duplicates} duplicate(s))"
         )
-        return text + (f"; first skipped {self.first_problem}" if self.first_problem else "")
+        return text
 
 
 def parse_timestamp(text: str) -> datetime:
@@ -106,7 +113,21 @@ def parse_timestamp(text: str) -> datetime:
             raise ValueError(f"time out of range: {value!r}") from None
     if not value:
         raise ValueError("empty time")
-    return parse_utc(value)
+    try:
+        return parse_utc(value)
+    except ValueError:
+        raise ValueError(f"time {shown_value(value)} is not ISO 8601 or epoch seconds") from None
+
+
+def _row_price(text: str) -> Decimal:
+    """A price cell: an exact number > 0 (ValueError naming the cell otherwise)."""
+    try:
+        price = parse_decimal(text, field="price")
+    except MoneyError:
+        raise ValueError(f"price {shown_value(text)} is not a number") from None
+    if not price > 0 or not price.is_finite():
+        raise ValueError(f"price {shown_value(text)} is not > 0")
+    return price
 
 
 def _column(header: list[str], wanted: str, option: str) -> int:
@@ -200,35 +221,39 @@ def import_price_csv(
             source_index = _first_of(header, ("source",))
             if source_index in (time_index, price_index):
                 source_index = None
-            points: list[tuple[int, Decimal, str]] = []
+            points: list[tuple[int, Decimal, str, int]] = []
             rows = skipped = 0
             problem: str | None = None
+            skips = SkippedRows(str(path))
             for cells in reader:
                 if not cells or not any(cell.strip() for cell in cells):
                     continue  # a blank line is not a row
                 rows += 1
                 try:
+                    if max(time_index, price_index) >= len(cells):
+                        raise ValueError(f"{len(cells)} cell(s), fewer than the header's")
                     moment = parse_timestamp(cells[time_index])
-                    price = parse_decimal(cells[price_index], field="price")
-                    if not price > 0 or not price.is_finite():
-                        raise ValueError(f"price must be > 0, got {cells[price_index]!r}")
+                    price = _row_price(cells[price_index])
                     source = _row_source(cells, source_index)
                 except (ValueError, IndexError, MoneyError, InvalidOperation) as exc:
                     skipped += 1
+                    skips.skip(reader.line_num, str(exc))
                     if problem is None:
                         problem = f"line {reader.line_num}: {exc}"
                     continue
-                points.append((to_micros(moment), price, source))
+                points.append((to_micros(moment), price, source, reader.line_num))
         except csv.Error as exc:
             raise SeriesImportError(f"{path}: line {reader.line_num}: {exc}") from None
         except UnicodeDecodeError:
             raise SeriesImportError(f"{path}: not a UTF-8 text file") from None
+    skips.rows = rows
     points.sort(key=lambda point: point[0])  # stable: of equal times, the first row stays
     times: list[int] = []
     prices: list[Decimal] = []
     sources: list[str] = []
-    for micros, price, source in points:
+    for micros, price, source, line in points:
         if times and times[-1] == micros:
+            skips.skip(line, "duplicate time (the first row is kept)")
             continue
         times.append(micros)
         prices.append(price)
@@ -245,6 +270,7 @@ def import_price_csv(
         timestamp_column=header[time_index].strip(),
         price_column=header[price_index].strip(),
         first_problem=problem,
+        skipped_rows=skips,
         first=from_micros(times[0]) if times else None,
         last=from_micros(times[-1]) if times else None,
     )

@@ -10,12 +10,14 @@ what needs the plugins and the token list:
   `allowed_tokens`, `pyth_feeds`) and by the strategies' `budget`s resolves to exactly
   one token.
 
-Tokens are looked up in the packaged token list (`bot/paper/data/token-list.json`),
-offline. In paper mode that is the very list the paper world trades, so a name it does not
-know is a problem. In live mode the provider's own list is authoritative and may list
-tokens the packaged copy does not: a name the packaged list does not know is a warning
-("not checked against the live list"), not a problem. A symbol shared by several tokens is
-a problem in both modes: the risk checker could not tell which one a cap is for.
+Tokens are looked up in the book given: by default the packaged token list
+(`bot/paper/data/token-list.json`), offline. In paper mode that is the very list the paper
+world trades, so a name it does not know is a problem. In live mode the provider's own list
+is authoritative: `bot config check` passes it (`bot.app.live_tokens`, `complete=True`) and
+an unknown name is a problem; checked against the packaged copy only (`--offline`, or the
+provider unreachable), such a name is a warning ("not checked against the live list"). A
+symbol shared by several tokens is a problem in both modes: the risk checker could not
+tell which one a cap is for.
 """
 
 from __future__ import annotations
@@ -106,12 +108,16 @@ def _token_lines(
     return problems, warnings
 
 
-def check_settings(settings: Settings, book: TokenBook | None = None) -> ConfigReport:
+def check_settings(
+    settings: Settings, book: TokenBook | None = None, *, complete: bool = False
+) -> ConfigReport:
     """Every problem that would stop `settings` from running, one line each.
 
     Args:
         settings: a configuration that loaded (`load_settings` found no problem).
         book: the tokens to resolve names against (default: the packaged token list).
+        complete: `book` is the provider's own list (`bot.app.live_tokens`): in live
+            mode too, a name it does not know is a problem, not a warning.
     """
     report = ConfigReport()
     try:
@@ -122,7 +128,8 @@ def check_settings(settings: Settings, book: TokenBook | None = None) -> ConfigR
         from bot.paper.core.registry import PaperTokens
 
         book = PaperTokens.from_token_list().book
-    problems, warnings = _token_lines(token_names(settings), book, live=settings.mode == "live")
+    live = settings.mode == "live" and not complete
+    problems, warnings = _token_lines(token_names(settings), book, live=live)
     report.problems.extend(problems)
     report.warnings.extend(warnings)
     return report

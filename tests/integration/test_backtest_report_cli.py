@@ -69,7 +69,8 @@ def test_skipped_rows_warn_in_one_line(tmp_path: Path) -> None:
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert warnings_of(run.stderr) == [
-        f"bot: warning: {path}: 1 bad row(s) skipped (docs/price-series.md)"
+        f"bot: warning: {path}: skipped 1 of 17 rows (line 18: price '' is not a number) "
+        "(docs/price-series.md)"
     ]
 
 

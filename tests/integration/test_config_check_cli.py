@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import ROOT, run_bot
+from tests.support.paper_server import PAPER_KEY, paper_serve, write_config
 
 EXAMPLE = ROOT / "config.example.toml"
 DCA_PARAMS = (
@@ -118,7 +119,7 @@ def test_live_mode_warns_for_names_the_packaged_list_does_not_know(tmp_path: Pat
         ('mode = "paper"', 'mode = "live"'),
         ("allowed_tokens = []", 'allowed_tokens = ["APT", "USDC", "QQXZ"]'),
     )
-    result = run_bot("config", "check", "config.toml", cwd=tmp_path, timeout=60)
+    result = run_bot("config", "check", "config.toml", "--offline", cwd=tmp_path, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines() == [
         "bot: warning: risk.allowed_tokens: 'QQXZ' is not in the packaged token list; "
@@ -135,3 +136,73 @@ def test_a_budget_on_an_unknown_token_is_refused_in_paper_mode(tmp_path: Path) -
         "strategy 'weekly-apt' (recurring_dca): budget.USDCC: unknown token 'USDCC' "
         "(closest: USDC, whUSDC, USDCso)"
     ]
+
+
+def test_a_strategy_token_that_does_not_exist_is_refused_with_suggestions(tmp_path: Path) -> None:
+    """Issue 21: `to_token = "APTT"` was OK until a tick refused it; now both checks say so."""
+    user_config(tmp_path, ('to_token = "APT"', 'to_token = "APTT"'))
+    expected = "weekly-apt: to_token 'APTT' is not a known token (did you mean APT, ZAPT, tAPT?)"
+    for verb in (("config", "check"), ("strategies", "check", "weekly-apt")):
+        result = run_bot(*verb, cwd=tmp_path, timeout=60)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert errors(result.stderr) == [expected]
+        assert "OK" not in result.stdout
+
+
+def test_an_amount_finer_than_its_token_is_refused(tmp_path: Path) -> None:
+    user_config(tmp_path, ('amount_per_order = "25"', 'amount_per_order = "25.0000001"'))
+    result = run_bot("strategies", "check", "weekly-apt", cwd=tmp_path, timeout=60)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert errors(result.stderr) == [
+        "weekly-apt: amount_per_order: amount 25.0000001 USDC has more than 6 decimals"
+    ]
+
+
+def test_a_slice_shorter_than_the_ticks_is_a_warning_not_a_refusal(tmp_path: Path) -> None:
+    user_config(
+        tmp_path,
+        ('interval = "1 day"', 'interval = "30 min"'),
+        ("interval_seconds = 3600", "interval_seconds = 86400"),
+    )
+    result = run_bot("config", "check", cwd=tmp_path, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith("bot: warning: weekly-apt: interval '30 minute' (each DCA ")
+    assert len(result.stderr.splitlines()) == 1
+    assert result.stdout == "config OK: config.toml (mode paper, 1 strategy, 1 warning)\n"
+
+
+def test_live_mode_without_the_provider_says_so_and_does_not_claim_ok(tmp_path: Path) -> None:
+    """The provider on a closed loopback port: one line, exit 1, no `config OK`."""
+    user_config(
+        tmp_path,
+        ('mode = "paper"', 'mode = "live"'),
+        ('base_url = "https://api.panora.exchange"', 'base_url = "http://127.0.0.1:9"'),
+    )
+    result = run_bot("config", "check", cwd=tmp_path, timeout=60)
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = errors(result.stderr)
+    assert len(lines) == 1
+    assert lines[0].startswith("the provider's token list cannot be had: ")
+    assert lines[0].endswith("checked against the packaged list only (--offline to accept that)")
+    assert "config OK" not in result.stdout
+
+
+def test_live_mode_checks_the_provider_list_and_caches_it(tmp_path: Path) -> None:
+    """A real provider on loopback (a served paper world): asked once, then its cache."""
+    user_config(
+        tmp_path,
+        ('mode = "paper"', 'mode = "live"'),
+        ("allowed_tokens = []", 'allowed_tokens = ["APT", "QQXZ"]'),
+    )
+    with paper_serve(write_config(tmp_path / "server.toml")) as (url, _):
+        text = (tmp_path / "config.toml").read_text(encoding="utf-8")
+        text = text.replace('base_url = "https://api.panora.exchange"', f'base_url = "{url}"')
+        (tmp_path / "config.toml").write_text(text, encoding="utf-8")
+        env = {"BOT_API__API_KEY": PAPER_KEY}
+        result = run_bot("config", "check", cwd=tmp_path, env=env, timeout=60)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert errors(result.stderr) == ["risk.allowed_tokens: unknown token 'QQXZ'"]
+    assert (tmp_path / "data" / "provider-tokens.json").is_file()
+    # The server is gone: the fresh cache answers.
+    result = run_bot("config", "check", cwd=tmp_path, env=env, timeout=60)
+    assert errors(result.stderr) == ["risk.allowed_tokens: unknown token 'QQXZ'"]

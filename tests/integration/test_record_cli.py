@@ -191,7 +191,11 @@ def test_synth_then_import_round_trip_through_the_cli(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert imported.returncode == 0, imported.stderr
-    assert "imported 2 of 3 row(s)" in imported.stdout and "first skipped line 4" in imported.stdout
+    assert "imported 2 of 3 row(s)" in imported.stdout
+    assert imported.stderr.splitlines()[-1] == (
+        "bot: warning: ohlcv.csv: skipped 1 of 3 rows (line 4: time 'bad' is not ISO 8601 or "
+        "epoch seconds)"
+    )
     assert "wrote 2 row(s) to apt.parquet" in imported.stdout
     assert "journal: 2 tick(s) stored, 0 already there" in imported.stdout
     paths, _ = load_series(tmp_path / "apt.parquet")
@@ -220,3 +224,31 @@ def test_synth_then_import_round_trip_through_the_cli(tmp_path: Path) -> None:
     )
     assert wrong.returncode == 2
     assert "--column 'close': no such column (have: timestamp, price)" in wrong.stderr
+
+
+def test_series_import_reports_its_skipped_rows_in_one_line(tmp_path: Path) -> None:
+    """Issue 21, item 5: how many rows, where and why, on one stderr line; none fit: error."""
+    (tmp_path / "prices.csv").write_text(
+        "timestamp,price\n"
+        "2025-01-01T00:00:00Z,8\n"
+        "2025-01-01T01:00:00Z,abc\n"
+        "noon,8.1\n"
+        "2025-01-01T00:00:00Z,8.2\n"
+        "2025-01-01T02:00:00Z,-1\n"
+        "2025-01-01T03:00:00Z,8.3\n"
+    )
+    run = bot("series", "import", "prices.csv", "--token", "APT", "--out", "apt.csv", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.splitlines() == [
+        "bot: warning: prices.csv: skipped 4 of 6 rows (line 3: price 'abc' is not a number; "
+        "line 4: time 'noon' is not ISO 8601 or epoch seconds; line 5: duplicate time (the "
+        "first row is kept); 1 more)"
+    ]
+    assert "imported 2 of 6 row(s)" in run.stdout
+    (tmp_path / "bad.csv").write_text("timestamp,price\nnoon,1\n")
+    none = bot("series", "import", "bad.csv", "--token", "APT", "--out", "b.csv", cwd=tmp_path)
+    assert none.returncode == 2
+    assert none.stderr.splitlines() == [
+        "bot: error: no usable row in bad.csv: skipped 1 of 1 row (line 2: time 'noon' is not "
+        "ISO 8601 or epoch seconds)"
+    ]

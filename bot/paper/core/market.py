@@ -112,7 +112,12 @@ class PaperMarket:
         self.clock = clock
         self.tokens = tokens or PaperTokens.from_token_list()
         if replayed is None and config.prices_file:
-            replayed, _report = load_series(Path(config.prices_file), key_of=self.tokens.key_of)
+            replayed, report = load_series(Path(config.prices_file), key_of=self.tokens.key_of)
+            skipped = report.skipped_rows.line() if report.skipped_rows is not None else None
+            if skipped is not None:  # the rows replayed lack these: said once, in one line
+                from bot.logging import get_logger
+
+                get_logger("paper").warning("paper.prices_rows_skipped", summary=skipped)
         specs = {
             self.tokens.find(name).address: RandomWalkSpec(
                 start_price=price,

@@ -17,16 +17,18 @@ import csv
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from bot.aptos.tokens import token_key
-from bot.clock import EPOCH, ensure_utc, from_micros
-from bot.money import format_decimal, parse_decimal
+from bot.clock import ensure_utc, from_micros
+from bot.money import format_decimal
 from bot.paper.core.price_sources import add_source_column, check_source, read_source
 from bot.paper.core.prices import PricePath, check_price
+from bot.paper.core.series_cells import BAD_CELL, parse_price, parse_time, unusable
+from bot.skipped_rows import SkippedRows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -63,6 +65,8 @@ class SeriesReport:
     duplicates: int
     sources: frozenset[str | None] = field(default=frozenset(), compare=False)
     """The distinct `source` values of the rows read (None: a row without one)."""
+    skipped_rows: SkippedRows | None = field(default=None, compare=False)
+    """Where and why rows were skipped (`line()`: the one summary line to show)."""
 
 
 @dataclass(frozen=True)
@@ -86,43 +90,26 @@ class SeriesRow:
         check_source(self.source)
 
 
-def _parse_time(value: object) -> datetime:
-    """A timestamp cell: aware datetime, ISO text (naive refused) or epoch seconds."""
-    if isinstance(value, datetime):
-        return ensure_utc(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return EPOCH + timedelta(seconds=value)
-    text = str(value).strip()
-    if text.removeprefix("-").isdigit():
-        return EPOCH + timedelta(seconds=int(text))
-    return ensure_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
-
-
-def _price(value: object) -> Decimal:
-    if isinstance(value, float):
-        raise TypeError("float price")
-    price = parse_decimal(value if isinstance(value, Decimal | int) else str(value))
-    if not price > 0:
-        raise ValueError("price must be positive")
-    return price
-
-
 def _paths(
-    records: Iterator[dict[str, Any] | None], key_of: Callable[[str], str]
+    records: Iterator[tuple[int, dict[str, Any] | None]],
+    key_of: Callable[[str], str],
+    skipped: SkippedRows,
 ) -> tuple[dict[str, PricePath], SeriesReport]:
+    """Price paths of the readable `(position, record)`s; the others counted in `skipped`."""
     points: dict[str, dict[datetime, Decimal]] = {}
     sources: set[str | None] = set()
-    rows = skipped = duplicates = 0
-    for record in records:
-        rows += 1
+    duplicates = 0
+    for position, record in records:
+        skipped.rows += 1
+        if record is None:
+            skipped.skip(position, "unreadable line (check the quoting)")
+            continue
         try:
-            if record is None:
-                raise ValueError("unreadable line")
-            moment = _parse_time(record.get("timestamp") or "")
+            moment = parse_time(record.get("timestamp") or "")
             key = key_of(str(record.get("token") or ""))
-            price = _price(record.get("usdPrice") or "")
-        except (ValueError, TypeError, LookupError, ArithmeticError):
-            skipped += 1
+            price = parse_price(record.get("usdPrice") or "")
+        except BAD_CELL:
+            skipped.skip(position, unusable(record, key_of))
             continue
         series = points.setdefault(key, {})
         duplicates += moment in series
@@ -132,7 +119,9 @@ def _paths(
         key: PricePath(sorted(series), [series[t] for t in sorted(series)])
         for key, series in points.items()
     }
-    report = SeriesReport(rows, skipped, duplicates, frozenset(sources))
+    report = SeriesReport(
+        skipped.rows, skipped.skipped, duplicates, frozenset(sources), skipped_rows=skipped
+    )
     return paths, report
 
 
@@ -153,16 +142,18 @@ def load_series_csv(
         if missing:
             raise ValueError(f"{path}: missing column(s): {', '.join(missing)}")
 
-        def records() -> Iterator[dict[str, Any] | None]:
+        def records() -> Iterator[tuple[int, dict[str, Any] | None]]:
             while True:
                 try:
-                    yield next(reader)
+                    record = next(reader)
                 except StopIteration:
                     return
                 except csv.Error:
-                    yield None
+                    yield reader.line_num, None
+                else:
+                    yield reader.line_num, record
 
-        return _paths(records(), key_of)
+        return _paths(records(), key_of, SkippedRows(str(path)))
 
 
 def _pyarrow() -> Any:
@@ -192,7 +183,8 @@ def load_series_parquet(
     if pa.types.is_floating(table.schema.field("usdPrice").type):
         raise ValueError(f"{path}: usdPrice is a float column; store prices as text or decimal")
     wanted = [c for c in _COLUMNS if c in table.column_names]
-    return _paths(iter(table.select(wanted).to_pylist()), key_of)
+    numbered = enumerate(table.select(wanted).to_pylist(), start=1)
+    return _paths(numbered, key_of, SkippedRows(str(path), unit="row"))
 
 
 def load_series(
@@ -571,7 +563,7 @@ def latest_times(path: Path, key_of: Callable[[str], str] = token_key) -> dict[s
                 keys[text] = None
         key = keys[text]
         try:
-            moment = _parse_time(stamp or "")
+            moment = parse_time(stamp or "")
         except (ValueError, TypeError, OverflowError):
             continue
         if key is not None and (key not in latest or moment > latest[key]):

@@ -56,8 +56,9 @@ def test_skipped_and_repeated_rows_are_one_line(tmp_path: Path) -> None:
     feed = load_feed(path)
     warnings = data_warnings(feed, {APT: "APT"}, T0, T0 + 3 * HOUR)
     assert warnings == [
-        f"{path}: 2 bad row(s) skipped and 1 repeated (token, time) row(s) replaced by the "
-        "later (docs/price-series.md)"
+        f"{path}: skipped 2 of 5 rows (line 3: price '' is not a number; line 4: price '-1' "
+        "is not > 0); 1 repeated (token, time) row(s) replaced by the later "
+        "(docs/price-series.md)"
     ]
 
 
