@@ -115,6 +115,7 @@ class Order(JournalModel, table=True):
         UniqueConstraint("kind", "order_id"),
         Index("ix_orders_status", "status"),  # since 0002
         Index("ix_orders_wallet_kind", "wallet", "kind"),  # since 0006
+        Index("ix_orders_wallet_id", "wallet", "id"),  # since 0006: a wallet's pages, newest first
     )
 
     id: int | None = Field(default=None, primary_key=True)

@@ -10,7 +10,8 @@ Create Date: 2026-11-25
   (index `(wallet, state)` for its poll).
 * `intents`: the idempotency key is unique per (wallet, strategy, key), not per
   (strategy, key).
-* Indexes where reads filter by wallet: `orders (wallet, kind)`, `transactions (sender)`.
+* Indexes where reads filter by wallet: `orders (wallet, kind)` and `(wallet, id)` (a
+  wallet's pages, newest first), `transactions (sender)`.
 * `daemons`: one row per wallet, its daemon's last heartbeat (`bot status --all`).
 
 Backfill, from the rows' own evidence: a strategy's state goes to the one wallet whose
@@ -127,6 +128,7 @@ def upgrade() -> None:
         )
     with op.batch_alter_table("orders") as batch:
         batch.create_index("ix_orders_wallet_kind", ["wallet", "kind"], unique=False)
+        batch.create_index("ix_orders_wallet_id", ["wallet", "id"], unique=False)
     with op.batch_alter_table("transactions") as batch:
         batch.create_index("ix_transactions_sender", ["sender"], unique=False)
     op.create_table(
@@ -156,6 +158,7 @@ def downgrade() -> None:
     with op.batch_alter_table("transactions") as batch:
         batch.drop_index("ix_transactions_sender")
     with op.batch_alter_table("orders") as batch:
+        batch.drop_index("ix_orders_wallet_id")
         batch.drop_index("ix_orders_wallet_kind")
     with op.batch_alter_table("intents") as batch:
         batch.drop_constraint("uq_intents_wallet_strategy_idempotency_key", type_="unique")
