@@ -114,11 +114,15 @@ def open_journal(url: str, *, readonly: bool = False, wallet: str | None = None)
 
 
 def own_wallet(settings: Settings) -> str | None:
-    """The wallet the config names (`configured_wallet`): the rows a reading verb shows.
+    """The wallet the config names: the rows a reading verb shows (None: every wallet's).
 
-    None (no key, no address): every wallet's rows. A key that cannot be read: one line,
-    exit 2.
+    Its key's address, else `[wallet].address`. Never the paper demo's key (which the
+    trading verbs fall back to): what a report shows must not depend on the folder it is
+    run from. A key that cannot be read: one line, exit 2.
     """
+    wallet = settings.wallet
+    if wallet.key_file is None and wallet.private_key is None:
+        return wallet.address  # no key to read (and no signer to import)
     from bot.app.runtime import configured_wallet
 
     try:

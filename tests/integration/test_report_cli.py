@@ -160,3 +160,17 @@ def test_a_bad_time_zone_is_named_at_config_load(config: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "Mars/Olympus" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_report_shows_the_configured_wallets_rows_only(config: Path, tmp_path: Path) -> None:
+    from tests.support.trade_journal import WALLET
+
+    base = config.read_text()
+    mine = tmp_path / "mine.toml"
+    mine.write_text(base + f'[wallet]\naddress = "{WALLET}"\n')
+    assert "strategy dca-apt" in report(mine, "--strategy", "dca-apt").stdout
+    other = tmp_path / "other.toml"
+    other.write_text(base + f'[wallet]\naddress = "0x{"cd" * 32}"\n')
+    done = run_bot("-c", str(other), "report", "--strategy", "dca-apt")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "bot: error: unknown strategy 'dca-apt' (known: none)"
