@@ -97,6 +97,7 @@ ALERT_EVENT_NAMES: Final = frozenset(
         "no_poll",
         "foreign_order",
         "foreign_signer",
+        "wallet_lock",
     }
 )
 """The alert kinds `[alerts].events` may name (besides "all")."""
@@ -549,6 +550,10 @@ def _describe(error: Mapping[str, Any]) -> str:
     if any(str(part) in SECRET_KEYS for part in error.get("loc", ())):
         return f"{location}: {message} (value hidden)"
     value = error.get("input")
+    if isinstance(value, str) and "://" in value:  # a URL: its user info, query… hidden
+        from bot.logging import mask_url
+
+        value = mask_url(value)
     shown = repr(value) if not isinstance(value, dict | list) else type(value).__name__
     if len(shown) > 80:
         shown = shown[:77] + "..."

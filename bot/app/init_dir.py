@@ -72,6 +72,8 @@ data/
 *.db-shm
 *.pickle
 """
+_AMOUNT_DIGITS: Final = 30
+"""An amount has at most this many digits before the point (10^30: beyond any supply)."""
 _TOKEN: Final = re.compile(r"^[A-Za-z0-9_.:<>, -]{1,200}$")
 _NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -211,6 +213,8 @@ def check_amount(text: str) -> Decimal:
         raise SetupError(str(exc)) from None
     if not amount > 0:
         raise SetupError(f"--amount: must be above 0, got {text!r}")
+    if amount.adjusted() > _AMOUNT_DIGITS:  # beyond any token's supply (and our arithmetic)
+        raise SetupError(f"--amount: too large, got {text!r}")
     return amount
 
 
@@ -309,15 +313,23 @@ params = {_inline(entry.params)}
 
 
 def _checked_entry(choices: InitChoices) -> None:
-    """The strategy's parameters as its plugin validates them.
+    """The strategy's parameters checked as its plugin and `bot strategies check` will.
+
+    Its tokens in the paper world's list, its amount within their decimals.
 
     Raises:
         SetupError: one line per problem.
     """
+    from bot.app.strategy_checks import PackagedTokens, check_strategy
+
+    entry = choices.entry()
     try:
-        build_strategy(choices.entry())
+        strategy = build_strategy(entry)
     except PluginError as exc:
         raise SetupError(str(exc)) from None
+    problems = check_strategy(strategy, entry, PackagedTokens().book()).problems
+    if problems:
+        raise SetupError("\n".join(problems))
 
 
 def _wallet_key(key_file: Path) -> tuple[str, bool]:
@@ -369,13 +381,12 @@ def init_folder(folder: Path, choices: InitChoices, *, force: bool = False) -> I
     if (config.exists() or config.is_symlink()) and not force:
         raise SetupError(f"{config} exists; refusing to overwrite it (--force replaces it)")
     _checked_entry(choices)
+    funding = choices.funding()  # worked out before anything is written
     try:
         for sub in ("data", "strategies"):
             (folder / sub).mkdir(parents=True, exist_ok=True)
         wallet, created = _wallet_key(folder / KEY_FILE)
-        gitignore = folder / ".gitignore"
-        if not gitignore.exists():
-            gitignore.write_text(GITIGNORE, encoding="utf-8")
+        _keep_out_of_git(folder / ".gitignore")
         _write_config(config, config_text(choices, wallet))
     except OSError as exc:
         raise SetupError(f"{folder}: {exc.strerror or exc}") from None
@@ -386,8 +397,22 @@ def init_folder(folder: Path, choices: InitChoices, *, force: bool = False) -> I
         key_created=created,
         wallet=wallet,
         strategy=choices.name,
-        funding=choices.funding(),
+        funding=funding,
     )
+
+
+def _keep_out_of_git(gitignore: Path) -> None:
+    """Make `gitignore` ignore keys, data and journals: written, or its missing lines added."""
+    if not (gitignore.exists() or gitignore.is_symlink()):
+        gitignore.write_text(GITIGNORE, encoding="utf-8")
+        return
+    held = gitignore.read_text(encoding="utf-8")
+    present = {line.strip() for line in held.splitlines()}
+    missing = [line for line in GITIGNORE.splitlines()[1:] if line not in present]
+    if missing:
+        ending = "" if not held or held.endswith("\n") else "\n"
+        added = "\n".join([GITIGNORE.splitlines()[0], *missing])
+        gitignore.write_text(f"{held}{ending}{added}\n", encoding="utf-8")
 
 
 def next_commands(result: InitResult, cwd: Path) -> list[str]:

@@ -59,7 +59,11 @@ def report(
     ] = None,
     end: Annotated[
         str | None,
-        typer.Option("--to", help="Window end (ISO 8601; no offset: UTC). Default: now."),
+        typer.Option(
+            "--to",
+            help="Window end (ISO 8601; no offset: UTC). "
+            "Default: the latest record (a trade or a price).",
+        ),
     ] = None,
     by: Annotated[
         str | None,

@@ -62,12 +62,22 @@ def _one_format(ctx: typer.Context, settings: Settings) -> bool:
 
 
 def _settings(ctx: typer.Context, *, paper: bool) -> Settings:
-    """The config; `--paper`: in paper mode, and the demo's when there is no config file."""
+    """The config; `--paper`: in paper mode, and the demo's when there is no config file.
+
+    `--paper` on a live config is refused (exit 2): the paper world's orders would go into
+    the live journal, under the live wallet.
+    """
     if paper and config_path(state(ctx)) is None:
         from bot.cli.demo import demo_settings
 
         return demo_settings(load_or_exit(ctx))
     settings = load_or_exit(ctx)
+    if paper and settings.mode == "live":  # its journal and key are the live ones
+        fail(
+            "--paper with a live config would record paper orders in its journal under the "
+            "live wallet: use a paper config (`bot init` makes one), or drop --paper",
+            EXIT_USAGE,
+        )
     return settings.model_copy(update={"mode": "paper"}) if paper else settings
 
 

@@ -224,3 +224,16 @@ def test_a_huge_number_is_refused_naming_its_key(tmp_path: Path) -> None:
         load_settings(path)
     [problem] = caught.value.problems
     assert problem.startswith("chain.expiration_seconds: Value error, must be at most")
+
+
+def test_a_refused_url_is_shown_without_its_password(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(
+        '[[console.remotes]]\nname = "b"\nurl = "https://user:s3cretPW@host.example"\n'
+        'token_file = "t"\n'
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path)
+    said = "\n".join(caught.value.problems)
+    assert "console.remotes" in said and "host.example" in said
+    assert "s3cretPW" not in said and "user:" not in said

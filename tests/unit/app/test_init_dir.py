@@ -129,7 +129,7 @@ def test_next_commands_go_into_the_folder_first(tmp_path: Path) -> None:
 
 
 def test_the_command_asks_what_the_flags_leave_open(tmp_path: Path) -> None:
-    answers = "limit_ladder\n\nAPTT\n0\n50\n12h\n"  # 0: refused and asked again
+    answers = "limit_ladder\n\nWBTC\n0\n50\n12h\n"  # 0: refused and asked again
     result = runner.invoke(
         app, ["init", "asked", "--interactive", "--name", "ladder"], input=answers
     )
@@ -137,7 +137,7 @@ def test_the_command_asks_what_the_flags_leave_open(tmp_path: Path) -> None:
     assert "--amount: must be above 0" in result.output
     settings_text = (tmp_path / "asked" / "config.toml").read_text()
     assert 'plugin = "limit_ladder"' in settings_text
-    assert 'sell_token = "USDC", buy_token = "APTT"' in settings_text
+    assert 'sell_token = "USDC", buy_token = "WBTC"' in settings_text
     assert "interval_seconds = 43200" in settings_text
     assert "bot strategies check ladder" in result.output
     key_text = (tmp_path / "asked" / KEY_FILE).read_text().strip()
@@ -153,3 +153,28 @@ def test_the_command_without_questions_and_its_refusals(tmp_path: Path) -> None:
     bad = runner.invoke(app, ["init", "other", "--non-interactive", "--every", "1 hr"])
     assert bad.exit_code == 2
     assert not (tmp_path / "other" / "config.toml").exists()
+
+
+def test_an_existing_gitignore_gets_the_lines_it_lacks(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("node_modules", encoding="utf-8")
+    init_folder(tmp_path, InitChoices.parse())
+    lines = (tmp_path / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "node_modules" and {"*.key", "data/", "*.db"} <= set(lines)
+    init_folder(tmp_path, InitChoices.parse(), force=True)  # nothing added twice
+    assert (tmp_path / ".gitignore").read_text(encoding="utf-8").splitlines() == lines
+
+
+@pytest.mark.parametrize(
+    ("amount", "said"),
+    [("1e999999", "--amount: too large"), ("0.0000000001", "below the smallest unit of USDC")],
+)
+def test_an_amount_no_token_can_send_writes_nothing(tmp_path: Path, amount: str, said: str) -> None:
+    folder = tmp_path / "bot"
+    with pytest.raises(SetupError, match=said):
+        init_folder(folder, InitChoices.parse(amount=amount))
+    assert not folder.exists()
+
+
+def test_an_unknown_token_is_refused_with_suggestions(tmp_path: Path) -> None:
+    with pytest.raises(SetupError, match="'APTT' is not a known token"):
+        init_folder(tmp_path / "bot", InitChoices.parse(to_token="APTT"))

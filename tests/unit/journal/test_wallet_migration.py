@@ -173,3 +173,32 @@ def test_the_migrated_schema_is_the_models_on_both_engines(url: str) -> None:
             assert compare_metadata(context, journal_metadata) == []
     finally:
         engine.dispose()
+
+
+def test_a_strategy_both_wallets_ran_keeps_its_pause_and_state_for_each(url: str) -> None:
+    # Before 0006 one row paused `dca` for every wallet and held its progress for both.
+    before = _at_0005(
+        url,
+        [
+            _intent("dca", WALLET, "k1"),
+            _intent("dca", OTHER, "k2"),
+            _state("@daemon", "paused:dca", '{"since": null}'),
+            _state("dca", "slices", "3"),
+        ],
+    )
+    migrate.upgrade(url)
+    states = _rows(url, "SELECT strategy, key, value_json, wallet FROM strategy_state")
+    assert sorted(states) == sorted(
+        (strategy, key, value, wallet)
+        for strategy, key, value in [
+            ("@daemon", "paused:dca", '{"since": null}'),
+            ("dca", "slices", "3"),
+        ]
+        for wallet in (WALLET, OTHER)
+    )
+    assert before["strategy_state"] == 2
+    with Journal.open(url, wallet=OTHER) as b, Journal.open(url, wallet=WALLET) as a:
+        a.claim_unnamed()
+        b.claim_unnamed()
+        assert set(paused_strategies(a)) == {"dca"} and set(paused_strategies(b)) == {"dca"}
+        assert a.get_state("dca", "slices") == 3 and b.get_state("dca", "slices") == 3

@@ -16,10 +16,11 @@ Create Date: 2026-11-25
 
 Backfill, from the rows' own evidence: a strategy's state goes to the one wallet whose
 intents or orders name that strategy (a pause, kept under `@daemon` as `paused:NAME`, to
-NAME's); a command to the wallet of the strategy or the order its payload names. Without
-such evidence (or with two wallets for one strategy), the journal's one wallet (when its
-intents, orders and transactions name exactly one), else `''` (not named: the first
-daemon that opens the journal for its wallet claims them). Every row is kept.
+NAME's); a strategy two wallets ran shared its state (a pause paused it for both), so
+each of them gets its own copy. A command goes to the wallet of the strategy or the order
+its payload names. Without such evidence, the journal's one wallet (when its intents,
+orders and transactions name exactly one), else `''` (not named: the first daemon that
+opens the journal for its wallet claims them). Every row is kept.
 """
 
 from __future__ import annotations
@@ -67,10 +68,17 @@ def _journal_wallet(conn: sa.Connection) -> str:
     return _one({wallet for (wallet,) in rows}) or _UNNAMED
 
 
-def _state_wallet(strategy: str, key: str, by_strategy: dict[str, set[str]], default: str) -> str:
+def _state_wallets(
+    strategy: str, key: str, by_strategy: dict[str, set[str]], default: str
+) -> list[str]:
+    """The wallets a state row belongs to: every wallet that ran its strategy, else `default`.
+
+    A strategy of one name run by several wallets shared this row before 0006 (its pause
+    paused it for all of them, its progress was theirs): each of them gets its own copy.
+    """
     if strategy == _PAUSE_OWNER and key.startswith(_PAUSE_PREFIX):
         strategy = key[len(_PAUSE_PREFIX) :]
-    return _one(by_strategy.get(strategy, set())) or default
+    return sorted(by_strategy.get(strategy, set())) or [default]
 
 
 def _command_wallet(
@@ -91,20 +99,41 @@ def _command_wallet(
     return default
 
 
-def _backfill(conn: sa.Connection) -> None:
+def _backfill(conn: sa.Connection) -> list[tuple[str, str, str, str]]:
+    """Give each row its wallet; the state rows still to copy to more wallets.
+
+    Each copy: (strategy, key, the wallet given, another wallet).
+    """
     by_strategy = _strategy_wallets(conn)
     default = _journal_wallet(conn)
+    copies: list[tuple[str, str, str, str]] = []
     states = conn.execute(sa.text("SELECT strategy, key FROM strategy_state")).all()
     for strategy, key in states:
+        first, *others = _state_wallets(strategy, key, by_strategy, default)
         conn.execute(
             sa.text("UPDATE strategy_state SET wallet = :w WHERE strategy = :s AND key = :k"),
-            {"w": _state_wallet(strategy, key, by_strategy, default), "s": strategy, "k": key},
+            {"w": first, "s": strategy, "k": key},
         )
+        copies += [(strategy, key, first, other) for other in others]
     commands = conn.execute(sa.text("SELECT id, payload_json FROM commands")).all()
     for command_id, payload_json in commands:
         conn.execute(
             sa.text("UPDATE commands SET wallet = :w WHERE id = :i"),
             {"w": _command_wallet(conn, payload_json, by_strategy, default), "i": command_id},
+        )
+    return copies
+
+
+def _copy_states(conn: sa.Connection, copies: list[tuple[str, str, str, str]]) -> None:
+    """Each shared state row copied to every other wallet that ran its strategy."""
+    for strategy, key, first, other in copies:
+        conn.execute(
+            sa.text(
+                "INSERT INTO strategy_state (strategy, key, value_json, updated_at, wallet) "
+                "SELECT strategy, key, value_json, updated_at, :o FROM strategy_state "
+                "WHERE strategy = :s AND key = :k AND wallet = :w"
+            ),
+            {"o": other, "s": strategy, "k": key, "w": first},
         )
 
 
@@ -113,11 +142,12 @@ def upgrade() -> None:
     for table in ("strategy_state", "commands"):
         with op.batch_alter_table(table) as batch:
             batch.add_column(sa.Column("wallet", sa.String(), nullable=True))
-    _backfill(op.get_bind())
+    copies = _backfill(op.get_bind())
     with op.batch_alter_table("strategy_state") as batch:
         batch.alter_column("wallet", existing_type=sa.String(), nullable=False)
         batch.drop_constraint("pk_strategy_state", type_="primary")
         batch.create_primary_key("pk_strategy_state", ["strategy", "key", "wallet"])
+    _copy_states(op.get_bind(), copies)
     with op.batch_alter_table("commands") as batch:
         batch.alter_column("wallet", existing_type=sa.String(), nullable=False)
         batch.create_index("ix_commands_wallet_state", ["wallet", "state"], unique=False)
