@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from bot.journal import Journal
 from tests.support.cli import clean_env
 from tests.support.cli import run_bot as bot
@@ -83,3 +85,19 @@ def test_run_paper_demo_stops_cleanly_and_restarts_without_duplicates(tmp_path: 
         dcas = [o for o in journal.orders(kind="dca") if o.status in ("active", "missing")]
     assert len(keys) == len(set(keys))  # every key once
     assert len(dcas) <= 1  # never two live DCAs for the one recurring strategy
+
+
+@pytest.mark.parametrize("verb", [["once", "--dry-run", "--paper"], ["run", "--paper"]])
+def test_paper_on_a_live_config_is_refused(tmp_path: Path, verb: list[str]) -> None:
+    config = tmp_path / "live.toml"
+    config.write_text(f'mode = "live"\n[journal]\nurl = "sqlite:///{tmp_path / "bot.db"}"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "-c", str(config), *verb],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("bot: error: --paper with a live config would record")
+    assert len(done.stderr.splitlines()) == 1 and not (tmp_path / "bot.db").exists()
