@@ -23,24 +23,13 @@ from typing import Any
 
 from bot.journal import DaemonView, Journal, JournalError
 from bot.journal.db import journal_name
-from bot.ops.status_view import HEALTHY_STATES, STALE_HEARTBEATS
+from bot.ops.status_view import HEALTHY_STATES, STALE_HEARTBEATS, ago
 
 __all__ = ["AllStatus", "DaemonLine", "read_all"]
 
 
 def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.isoformat().replace("+00:00", "Z")
-
-
-def _ago(seconds: int) -> str:
-    minutes, secs = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    days, hours = divmod(hours, 24)
-    if days:
-        return f"{days}d {hours}h ago"
-    if hours:
-        return f"{hours}h {minutes}m ago"
-    return f"{minutes}m {secs}s ago" if minutes else f"{secs}s ago"
 
 
 @dataclass(frozen=True)
@@ -66,7 +55,7 @@ class DaemonLine:
         """`ok`, `STALE: …`, `stopped`, or the daemon's own problem."""
         if self.stale:
             return (
-                f"STALE: last beat {_ago(self.beat_age_seconds)} "
+                f"STALE: last beat {ago(self.beat_age_seconds)} "
                 f"(more than {self.stale_after_seconds} s)"
             )
         if self.daemon.state == "stopped":
@@ -144,7 +133,7 @@ class AllStatus:
                 f"    {d.host} pid {d.pid}, {d.mode} mode, {d.state}, {d.strategies} "
                 f"strateg{'y' if d.strategies == 1 else 'ies'}, version {d.version}; "
                 f"last tick {_iso(d.last_tick_at) or 'none yet'}, "
-                f"last beat {_iso(d.beat_at)} ({_ago(line.beat_age_seconds)})"
+                f"last beat {_iso(d.beat_at)} ({ago(line.beat_age_seconds)})"
             )
         return out
 

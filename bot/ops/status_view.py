@@ -46,6 +46,7 @@ __all__ = [
     "LockState",
     "SpendLine",
     "StatusView",
+    "ago",
     "find_lock",
     "judge",
     "probe_lock",
@@ -256,7 +257,7 @@ class StatusView:
         if status is not None:
             age = self._seconds_since(status.updated_at)
             out.append(
-                f"  status      {status.state}, updated {_ago(age)} "
+                f"  status      {status.state}, updated {ago(age)} "
                 f"(stale after {self.stale_after_seconds} s), {self.status_file}"
             )
             out.extend(_strategy_lines(status))
@@ -357,7 +358,8 @@ def _duration(seconds: int) -> str:
     return f"{minutes}m {secs}s" if minutes else f"{secs}s"
 
 
-def _ago(seconds: int | None) -> str:
+def ago(seconds: int | None) -> str:
+    """How long ago, as `bot status` says it (`1h 2m ago`; None: an unreadable time)."""
     return "at an unreadable time" if seconds is None else f"{_duration(seconds)} ago"
 
 
