@@ -188,6 +188,11 @@ class Submitter:
 
         The result may be unsuccessful. A stale sequence number is re-read, and a stale
         ledger time (an expiration already past) refreshed, once.
+
+        Raises:
+            SequenceTooOld: the node still refuses the number after the re-read (nothing
+                was signed for sending).
+            NodeError: the node's other refusals.
         """
         price = await self.node.estimate_gas_price()
         sequence = await self.allocator.ensure_initialised()
@@ -203,6 +208,8 @@ class Submitter:
             try:
                 result = await self.node.simulate(data)
             except SequenceTooOld:
+                if attempt == 2:  # still stale after a re-read: another signer is racing us
+                    raise
                 stale, expired = True, False
             except NodeError as exc:
                 if _EXPIRED not in exc.node_message or attempt == 2:

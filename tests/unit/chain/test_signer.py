@@ -19,6 +19,7 @@ from bot.chain.errors import (
     InvalidTxData,
     KeyMismatch,
     PolicyRefused,
+    SequenceTooOld,
     SimulationFailed,
     SubmitOutcomeUnknown,
     TransactionExpired,
@@ -334,6 +335,21 @@ async def test_stale_ledger_estimate_is_refreshed_for_the_simulation(harness: Ch
     assert len(h.wire.simulations) == simulations + 2  # TRANSACTION_EXPIRED, then refreshed
     raw = decode_signed_transaction(h.wire.submissions[-1]).transaction
     assert raw.expiration_timestamps_secs > h.ledger_secs
+
+
+async def test_a_sequence_still_too_old_after_the_resync_is_raised_unsent(
+    harness: ChainRig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Strategies of one wallet signing at once on a fast clock: the node refused the number
+    # at both simulations (this raised AssertionError("unreachable") and left the intent
+    # unknown).
+    async def stale(_: bytes) -> None:
+        raise SequenceTooOld(400, "too old", error_code="sequence_number_too_old")
+
+    monkeypatch.setattr(harness.signer.submitter.node, "simulate", stale)
+    with pytest.raises(SequenceTooOld):
+        await harness.signer.execute(router_txdata(), swap_intent())
+    assert harness.wire.submissions == []
 
 
 async def test_simulation_failure_stops_with_vm_status(harness: ChainRig) -> None:
