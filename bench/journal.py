@@ -1,6 +1,6 @@
 """Benchmark: the order tracker reconciling 10,000 orders (100 pages) into the journal.
 
-Run from the repository root: `python bench/journal.py [orders]`.
+Run from the repository root: `python bench/journal.py [orders] [--postgres]`.
 
 The provider is a fake client serving pre-built `bot.api.models` records (5,000 DCA and
 5,000 limit orders, each with 1–2 tx details, 100 per page: 100 pages of active orders),
@@ -16,11 +16,17 @@ so no network and no JSON parsing is timed; the journal is a real SQLite file (W
 * journal bytes (database + WAL after a checkpoint) per 10,000 orders;
 * the tracker's peak memory (tracemalloc) during a fourth 5%-changed poll.
 
-The last line is a one-line summary for CI logs.
+With `--postgres` the same run follows on a fresh database of a throwaway PostgreSQL
+cluster (harness/postgres.py: the system's `initdb`/`pg_ctl`, 127.0.0.1, `fsync=off`, so
+commits cost no disk flush there, unlike SQLite's `synchronous=FULL`); its bytes are
+`pg_database_size` after a checkpoint (the empty schema's ~8 MB catalog included).
+
+The last lines are one-line summaries for CI logs (one per engine, beside the target).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import sqlite3
@@ -29,6 +35,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -277,7 +284,49 @@ def describe(label: str, seconds: float, report: PollReport) -> str:
     )
 
 
-async def run(orders: int) -> int:
+@dataclass
+class Figures:
+    """One engine's figures."""
+
+    engine: str
+    changed_s: list[float]
+    first_s: float
+    same_s: float
+    per_10k: int
+    peak_mb: float
+
+    @property
+    def median(self) -> float:
+        """The median of the 5%-changed polls."""
+        return statistics.median(self.changed_s)
+
+    def line(self) -> str:
+        """The one summary line of this engine."""
+        ok = "yes" if self.median <= TARGET_S else "no"
+        return (
+            f"journal: engine={self.engine} poll_10k_5pct_changed_s={self.median:.2f} "
+            f"max_s={max(self.changed_s):.2f} first_poll_s={self.first_s:.2f} "
+            f"unchanged_poll_s={self.same_s:.2f} bytes_per_10k={self.per_10k} "
+            f"peak_mb={self.peak_mb:.0f} target_s={TARGET_S} ok={ok}"
+        )
+
+
+def postgres_bytes(url: str) -> int:
+    """The database's size on disk (`pg_database_size`, tables, indexes and TOAST)."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            connection.execute(text("CHECKPOINT"))
+            size = connection.execute(text("SELECT pg_database_size(current_database())"))
+            return int(size.scalar_one())
+    finally:
+        engine.dispose()
+
+
+async def run(orders: int, url: str | None = None) -> Figures:
+    """The benchmark on a temporary SQLite file, or on the empty database at `url`."""
     build_start = time.perf_counter()
     book = Book(orders)
     build_s = time.perf_counter() - build_start
@@ -286,12 +335,17 @@ async def run(orders: int) -> int:
     clock = SteppedClock(START)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "bench.db"
-        journal = Journal.open(f"sqlite:///{path}")
+        journal_url = url or f"sqlite:///{path}"
+
+        def size() -> int:
+            return postgres_bytes(journal_url) if url else journal_bytes(path)
+
+        journal = Journal.open(journal_url)
         tracker = OrderTracker(cast(PanoraClient, provider), journal, clock, WALLET, page_size=PAGE)
         first_s, first = await timed_poll(tracker, clock)
         print(describe("first poll (all inserts)", first_s, first))
         assert first.orders_seen == orders and first.transitions == orders
-        first_bytes = journal_bytes(path)
+        first_bytes = size()
 
         changed_s: list[float] = []
         for round_number in range(ROUNDS):
@@ -320,11 +374,10 @@ async def run(orders: int) -> int:
         for line in breakdown(journal, book, clock):
             print(line)
 
-        final_bytes = journal_bytes(path)
+        final_bytes = size()
         journal.close()
     per_10k = final_bytes * 10_000 // orders
     first_per_10k = first_bytes * 10_000 // orders
-    median = statistics.median(changed_s)
     peak_mb = peak / 2**20
     print(
         f"journal bytes: {first_bytes} after the first poll ({first_per_10k} per 10k orders), "
@@ -332,19 +385,45 @@ async def run(orders: int) -> int:
     )
     print(f"tracker peak memory (tracemalloc, 5% changed poll): {peak_mb:.1f} MiB")
     print(f"provider requests: {provider.requests}")
-    ok = "yes" if median <= TARGET_S else "no"
-    print(
-        f"journal: poll_10k_5pct_changed_s={median:.2f} max_s={max(changed_s):.2f} "
-        f"first_poll_s={first_s:.2f} unchanged_poll_s={same_s:.2f} bytes_per_10k={per_10k} "
-        f"peak_mb={peak_mb:.0f} target_s={TARGET_S} ok={ok}"
+    engine = "postgresql" if url else "sqlite"
+    return Figures(engine, changed_s, first_s, same_s, per_10k, peak_mb)
+
+
+def _postgres_figures(orders: int) -> Figures:
+    """The benchmark on a fresh database of a throwaway cluster (harness/postgres.py)."""
+    from harness.postgres import missing_reason, start_cluster
+
+    reason = missing_reason()
+    if reason is not None:
+        sys.exit(f"--postgres: {reason}")
+    cluster = start_cluster()
+    try:
+        print(f"--- postgresql (throwaway cluster on 127.0.0.1:{cluster.port}, fsync off)")
+        return asyncio.run(run(orders, cluster.url(cluster.create_database("bench"))))
+    finally:
+        cluster.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run on SQLite (and on PostgreSQL with `--postgres`); print the summary lines last."""
+    parser = argparse.ArgumentParser(prog="journal", description=__doc__.split("\n")[0])
+    parser.add_argument("orders", nargs="?", type=int, default=10_000)
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="run it again on a throwaway PostgreSQL cluster (harness/postgres.py)",
     )
-    return 0 if ok == "yes" else 1
-
-
-def main(orders: int = 10_000) -> int:
+    args = parser.parse_args(argv)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    return asyncio.run(run(orders))
+    if args.postgres:
+        print("--- sqlite")
+    figures = [asyncio.run(run(args.orders))]
+    if args.postgres:
+        figures.append(_postgres_figures(args.orders))
+    for each in figures:
+        print(each.line())
+    return 0 if all(f.median <= TARGET_S for f in figures) else 1
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000))
+    raise SystemExit(main())
