@@ -14,7 +14,8 @@ While running: a heartbeat every `[daemon].heartbeat_seconds` (log line, status 
 SIGHUP re-reads the config and applies what can change live (`bot.ops.reload`). A
 foreign signer on the wallet (`bot.chain.ForeignSigner`, from the signer or a reconcile)
 pauses trading until restart: nothing is sent or signed, an alert goes out, and the
-status says `foreign signer detected`.
+status says `foreign signer detected`. A lost wallet lock pauses trading until it is held
+again and the journal reconciled (`bot.app.lock_watch`). Both are causes in `pauses`.
 SIGTERM/SIGINT: `STOPPING=1`, finish what is in flight, stop the strategies, flush the
 alerts, write the status file as "stopped", let the wallet lock go, exit 0.
 
@@ -37,6 +38,15 @@ from typing import Protocol
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.app.build import STRATEGY_JOB_PREFIX, risk_checker, strategy_job, trading_jobs
+from bot.app.lock_watch import (
+    FOREIGN_SIGNER,
+    LOCK_LOST,
+    LockWatch,
+    PausedBroker,
+    Pauses,
+    WalletHold,
+    holder,
+)
 from bot.app.record_jobs import daemon_record_jobs
 from bot.app.reporter import Reporter, order_event_lines, report_lines, running_line
 from bot.app.runtime import Runtime, chain_settings
@@ -46,10 +56,9 @@ from bot.chain import SignerPolicy
 from bot.chain.errors import ChainError, ForeignSigner
 from bot.clock import AcceleratedClock, RealClock, SteppedClock, clock_kind
 from bot.config import ConfigError, Settings, load_settings
-from bot.engine.actions import Action
-from bot.engine.brokers import ActionOutcome
 from bot.engine.engine import Engine, TickReport
 from bot.engine.events import OrderDisappeared, OrderEvent
+from bot.engine.pauses import paused_strategies
 from bot.engine.plugins import PluginError, build_strategies
 from bot.engine.risk import RiskChecker
 from bot.engine.scheduling import Driver, Job, start_realtime
@@ -78,17 +87,10 @@ from bot.ops.watchdog import HealthMonitor, pulse_seconds, send_watchdog
 __all__ = ["Daemon", "PausedBroker"]
 
 PULSE_JOB = "watchdog-pulse"
-
-
-class PausedBroker:
-    """The engine's broker while trading is paused: every action is refused, nothing sent."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    async def carry_out(self, strategy: str, action: Action) -> ActionOutcome:
-        """Send nothing; the action is reported `paused` with the reason."""
-        return ActionOutcome("paused", detail=self.reason)
+SPENDING_JOBS = frozenset({"commands"})
+"""Jobs that may spend besides the strategies' ticks: the wallet lock is asked first."""
+WALLET_JOBS = frozenset({"tracker", "reconcile"})
+"""Jobs that write the wallet's journal rows: they wait while the wallet lock is lost."""
 
 
 class _JobSet(Protocol):
@@ -149,8 +151,16 @@ class Daemon:
         self._apt: Decimal | None = None
         self._reload_lock = asyncio.Lock()
         self._log = get_logger("daemon")
-        self.paused: str | None = None
-        """Why trading is paused (a foreign signer uses the wallet), or None."""
+        self.pauses = Pauses()
+        """Why trading is paused (a foreign signer, a lost wallet lock): `paused` says it."""
+        self._broker = engine.broker
+        self.lock_watch = LockWatch(
+            self.wall,
+            self.gate,
+            self.on_lock,
+            holder=lambda: holder(runtime.journal, runtime.wallet),
+        )
+        """The wallet lock's watch (`bot.app.daemon_start` attaches the lock it took)."""
         self.degraded: str | None = None
         """Why start-up waits (a provider or node unreachable), or None."""
         self._stuck_seen: dict[str, str] = {}
@@ -170,6 +180,8 @@ class Daemon:
 
         async def guarded() -> None:
             async with self.gate.job():
+                if not await self._may_run(name):
+                    return
                 with self.monitor.job(name):
                     try:
                         await run()
@@ -179,6 +191,15 @@ class Daemon:
                         self._log.error("job.failed", job=name, error=reason)
 
         return guarded
+
+    async def _may_run(self, name: str) -> bool:
+        """False while the wallet lock is lost (asked before a tick or the command queue).
+
+        The poll and reconciler send nothing but write rows of whoever holds the wallet now.
+        """
+        if name.startswith(STRATEGY_JOB_PREFIX) or name in SPENDING_JOBS:
+            return await self.lock_watch.confirm()
+        return name not in WALLET_JOBS or self.lock_watch.held
 
     def _wrapped(self, job: Job) -> Job:
         return replace(job, run=self._guarded(job.name, job.run))
@@ -250,17 +271,51 @@ class Daemon:
         The engine's broker is replaced by one that sends nothing (ticks and reactions go
         on, their actions are reported `paused`); the signer signs nothing. Until restart.
         """
-        if self.paused is not None:
+        if FOREIGN_SIGNER in self.pauses:
             return
-        self.paused = (
+        reason = (
             f"foreign signer detected: sequence number {cause.sequence_number} of the wallet "
             f"was used by {cause.foreign_hash}, not by this bot; trading paused"
         )
-        self.engine.reconfigure(broker=PausedBroker(self.paused))
+        self.pauses.hold(FOREIGN_SIGNER, reason)
+        self._pause_broker()
         if self.runtime.signer is not None:
             self.runtime.signer.pause(cause)
-        self._log.error("daemon.paused", reason=self.paused)
+        self._log.error("daemon.paused", reason=reason)
         self.sources.on_foreign_signer(cause)
+        self.publish()
+
+    @property
+    def paused(self) -> str | None:
+        """Why trading is paused (every cause's reason), or None."""
+        return self.pauses.reason
+
+    def _pause_broker(self) -> None:
+        """The engine's broker: one that sends nothing while any cause pauses, else the real."""
+        reason = self.pauses.reason
+        self.engine.reconfigure(broker=self._broker if reason is None else PausedBroker(reason))
+
+    def watch_lock(self, lock: WalletHold, settle: Callable[[], Awaitable[object]]) -> None:
+        """Watch the lock taken at start; held again after a loss: `settle`, pauses, trade."""
+
+        async def resettle() -> None:
+            await settle()
+            self.engine.reconfigure(paused=paused_strategies(self.runtime.journal))
+
+        self.lock_watch.attach(lock, resettle, self.settings.daemon.heartbeat_seconds)
+
+    def on_lock(self, reason: str | None) -> None:
+        """The wallet lock is lost (`reason`, alerted once) or held again (None): pause, resume.
+
+        Resumed only once `watch_lock`'s `settle` and the pauses' read succeeded under it.
+        """
+        if reason is None:
+            if not self.pauses.lift(LOCK_LOST):
+                return
+            self.alerter.emit("wallet_lock", "Wallet lock held again: trading resumed.")
+        elif self.pauses.hold(LOCK_LOST, reason):
+            self.alerter.emit("wallet_lock", reason[:1].upper() + reason[1:] + ".")
+        self._pause_broker()
         self.publish()
 
     def on_down(self, reason: str, delay: float) -> None:
@@ -309,13 +364,15 @@ class Daemon:
                 write_status(self.status_file, status)
             except OSError as exc:
                 self._log.error("status_file.failed", path=str(self.status_file), error=str(exc))
-            record_daemon(self.runtime.journal, status)  # the wallet's `daemons` row
+            if self.lock_watch.held:  # the wallet's `daemons` row is its lock holder's
+                record_daemon(self.runtime.journal, status)
         if notify:
             self.notifier.status(status_line(status))
         return status
 
     async def beat(self) -> None:
-        """One heartbeat: read the APT balance, log, publish, run the alert checks."""
+        """One heartbeat: the wallet lock, the APT balance; log, publish, run the alert checks."""
+        await self.lock_watch.beat()
         self._apt = await apt_balance(self.runtime.node, self.runtime.tokens, self.runtime.wallet)
         status = self.publish()
         log_heartbeat(status)

@@ -166,6 +166,8 @@ async def run_daemon(
                     await reconciler.run()
                     return True
 
+                if lock is not None:  # a lost lock is taken again, then this, then trading
+                    daemon.watch_lock(lock, settle)
                 if not await until_reachable(
                     "reconciling the journal", settle, stop=stop, on_down=daemon.on_down
                 ):

@@ -16,7 +16,9 @@ When the journal is PostgreSQL (`database=` the journal's URL), the lock also ta
 PostgreSQL advisory lock on the wallet's address in that database, on a connection of its
 own held for the process's life (`bot.journal.advisory`): a daemon of the same wallet on
 *another machine* sharing the journal is refused as well. `still_held()` tells whether the
-database lock survived (a dropped connection loses it).
+database lock survived (a dropped connection loses it); `regain()` takes it again. The
+daemon asks both at every heartbeat and before every tick (`bot.app.lock_watch`) and
+trades nothing while the lock is not held.
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ class WalletLock:
         address = Address.parse(wallet).long
         self.path = directory / f"wallet-{address[2:]}.lock"
         self.blocked_by = f"lock {self.path}"
-        """Which lock another process holds, after `try_acquire` returned False."""
+        """Which lock another process holds, after `try_acquire` returned False (after
+        `regain`: or why the database's cannot be taken)."""
         self._fd: int | None = None
         self._database: AdvisoryLock | None = None
         if database is not None and database.partition(":")[0].startswith("postgresql"):
@@ -86,6 +89,14 @@ class WalletLock:
     def held(self) -> bool:
         """True while this object holds the lock."""
         return self._fd is not None
+
+    @property
+    def can_be_lost(self) -> bool:
+        """True when a database lock is part of it (PostgreSQL): a dropped connection loses it.
+
+        The file lock alone (SQLite) is held until released: `still_held` is then always True.
+        """
+        return self._database is not None
 
     def try_acquire(self) -> bool:
         """Take the lock if nobody holds it; False when another process does.
@@ -143,8 +154,8 @@ class WalletLock:
         """Hold every lock again after `still_held` said the database's was lost.
 
         True when held (it was, or it was taken again); False while another process holds
-        it or the database cannot be reached: trade nothing until this returns True. The
-        file lock is kept throughout.
+        it or the database cannot be reached (`blocked_by` then says which, in one line):
+        trade nothing until this returns True. The file lock is kept throughout.
 
         Raises:
             WalletLockError: the file lock is not held (never taken, or released).
@@ -156,9 +167,13 @@ class WalletLock:
         from bot.journal.errors import JournalError
 
         try:
-            return self._database.try_acquire()
-        except JournalError:
+            taken = self._database.try_acquire()
+        except JournalError as exc:
+            self.blocked_by = str(exc)
             return False
+        if not taken:
+            self.blocked_by = f"{self._database.where} held by another session"
+        return taken
 
     def release(self) -> None:
         """Let the lock go (closing the file releases it; the database lock's connection too)."""
