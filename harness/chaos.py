@@ -66,6 +66,8 @@ class ChaosOptions:
     """Rate of node read faults: `by_hash` 404s for held transactions, stale account reads."""
     order_style: str = "onchain"
     """The world's order style: "onchain" (deposits signed by the bot) or "escrow"."""
+    journal_url: str | None = None
+    """The journal (a PostgreSQL URL); None: a SQLite file in `folder`."""
 
 
 @dataclass
@@ -125,6 +127,7 @@ def rig_options(options: ChaosOptions) -> RigOptions:
         commit_delay_real_seconds=options.commit_delay,
         provider_faults={"latency_ms": str(LATENCY_MS)},
         node_faults=node_faults,
+        journal_url=options.journal_url,
     )
 
 

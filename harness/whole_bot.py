@@ -140,6 +140,8 @@ class RigOptions:
     """`[paper.node]` keys → TOML values."""
     funding: Mapping[str, str] = field(default_factory=lambda: {"USDC": "200000", "APT": "20000"})
     redrift_percent: str = "0.3"
+    journal_url: str | None = None
+    """The journal's URL (e.g. a PostgreSQL database); None: `bot.db` in the folder."""
 
 
 class Rig:
@@ -151,7 +153,7 @@ class Rig:
         self.config = folder / "bot.toml"
         self.key_file = folder / "wallet.key"
         self.journal_path = folder / "bot.db"
-        self.journal_url = f"sqlite:///{self.journal_path}"
+        self.journal_url = options.journal_url or f"sqlite:///{self.journal_path}"
         self.snapshot = folder / "world.snapshot"
         self.logs = folder / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,7 @@
 """Chaos, short: the daemon SIGKILLed ten times while it trades, then audited.
 
+Also five kills on a PostgreSQL journal (a throwaway cluster the suite starts).
+
 The same code as `bench/chaos_kill.py` (harness/chaos.py), with 10 kills instead of
 200: a served paper world and `bot run` with all five built-in strategies as real
 processes, killed at random moments, mid-request, mid-transaction and at failpoints,
@@ -34,6 +36,23 @@ def test_ten_kills_leave_every_intent_applied_exactly_once(tmp_path: Path) -> No
     assert found.committed_tx > 0 and found.world_orders > 0, report.summary()  # it traded
     assert (found.duplicates, found.double_tx, found.orphans) == (0, 0, 0), found.problems
     assert found.mislinked == 0, found.problems
+    assert (found.missing, found.lost_transitions, found.lost_fills) == (0, 0, 0), found.problems
+    assert (found.wrong_effects, found.unsettled, found.stale_tx) == (0, 0, 0), found.problems
+    assert found.conserved, found.problems
+    assert report.stuck_tx == 0 and report.reconcile_exit == 0
+    assert report.ok
+
+
+@pytest.mark.chaos
+def test_five_kills_on_a_postgresql_journal_apply_every_intent_once(
+    tmp_path: Path, pg_database_url: str
+) -> None:
+    options = ChaosOptions(kills=5, seed=7, folder=tmp_path, journal_url=pg_database_url)
+    report = run_chaos(options)
+    found = report.audit
+    assert report.kills == 5 and report.exits == [], report.exits
+    assert found.committed_tx > 0 and found.world_orders > 0, report.summary()  # it traded
+    assert (found.duplicates, found.double_tx, found.orphans) == (0, 0, 0), found.problems
     assert (found.missing, found.lost_transitions, found.lost_fills) == (0, 0, 0), found.problems
     assert (found.wrong_effects, found.unsettled, found.stale_tx) == (0, 0, 0), found.problems
     assert found.conserved, found.problems
