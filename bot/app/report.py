@@ -181,12 +181,16 @@ async def build_report_off_loop(
     request: ReportRequest,
     configured: Iterable[str],
     quote_of: Callable[[str, str], str] | None = None,
+    *,
+    wallet: str | None,
 ) -> Report:
     """`build_report` in a worker thread, on a read-only journal of its own at `url`.
 
     For the daemon's reports (Telegram, the periodic summary): one over months of fills
     takes a second or more, and on the event loop it would hold up the ticks, the order
-    poll and the console.
+    poll and the console. `wallet` is the daemon's (its journal's scope): on a journal
+    that several wallets share, the report counts that wallet's rows only; it is a
+    required keyword so no caller reads every wallet's rows by forgetting it.
 
     Raises:
         JournalError: the journal cannot be opened read-only; and `build_report`'s errors.
@@ -196,7 +200,7 @@ async def build_report_off_loop(
     names = list(configured)
 
     def build() -> Report:
-        with Journal.open(url, readonly=True) as journal:
+        with Journal.open(url, readonly=True, wallet=wallet) as journal:
             return build_report(journal, request, names, quote_of)
 
     return await asyncio.to_thread(build)

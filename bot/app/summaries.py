@@ -135,7 +135,9 @@ class StrategySummaries:
         if self.url is None or (sqlite_file(self.url) is None and self.url.startswith("sqlite")):
             report = build_report(self.journal, self.request, running, quote_of)
         else:
-            report = await build_report_off_loop(self.url, self.request, running, quote_of)
+            report = await build_report_off_loop(
+                self.url, self.request, running, quote_of, wallet=self.journal.wallet
+            )
         return self.lines(running, report)
 
     def lines(self, running: list[str], report: Report) -> list[str]:

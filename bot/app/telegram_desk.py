@@ -95,7 +95,11 @@ class DaemonDesk:
         quote_of = self.daemon.engine.convention.quote_of
         try:
             report = await build_report_off_loop(
-                settings.journal.url, request, configured, quote_of
+                settings.journal.url,
+                request,
+                configured,
+                quote_of,
+                wallet=self.daemon.runtime.journal.wallet,
             )
         except (JournalError, SetupError, OSError) as exc:
             return f"the journal cannot be read now: {exc}".splitlines()[0]

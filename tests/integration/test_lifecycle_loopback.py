@@ -1,7 +1,8 @@
 """The order lifecycle over loopback, in both order styles: executor + tracker + journal.
 
 A served paper world on a stepped clock (moved with /paper/v1/advance); the bot's own
-runtime (key file, signer, executor) and tracker against it, a journal file on disk.
+runtime (key file, signer, executor) and tracker against it, a journal file on disk, or
+(the `postgresql` case) a fresh database of the session's throwaway PostgreSQL cluster.
 """
 
 from __future__ import annotations
@@ -26,16 +27,25 @@ APT = "0x1::aptos_coin::AptosCoin"
 USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"
 
 
-@pytest.fixture(params=["onchain", "escrow"])
+@pytest.fixture(
+    params=[("onchain", "sqlite"), ("escrow", "sqlite"), ("onchain", "postgresql")],
+    ids=["onchain", "escrow", "onchain-postgresql"],
+)
 def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    style, engine = request.param
+    journal_url = (
+        request.getfixturevalue("pg_database_url")
+        if engine == "postgresql"
+        else f"sqlite:///{tmp_path / 'bot.db'}"
+    )
     key_file = tmp_path / "wallet.key"
     wallet = str(new_key_file(key_file))
     config = tmp_path / "bot.toml"
     body = (
-        f'[journal]\nurl = "sqlite:///{tmp_path / "bot.db"}"\n'
+        f'[journal]\nurl = "{journal_url}"\n'
         f'[wallet]\nkey_file = "{key_file}"\n'
         "[paper]\n"
-        f'clock = "stepped"\norder_style = "{request.param}"\n'
+        f'clock = "stepped"\norder_style = "{style}"\n'
         'pool_depth_usd = "20000"\n'
         f'api_keys = ["{PAPER_KEY}"]\n'
         "rate_limit_per_second = 1000.0\nrate_limit_burst = 1000\n"
@@ -158,3 +168,5 @@ async def test_the_whole_lifecycle(served: tuple[Path, str]) -> None:
             len(reopened.orders()),
             sum(len(reopened.transitions(o.kind, o.order_id)) for o in reopened.orders()),
         ) == counts
+    # The journal was the one configured: a file for SQLite, none beside it for PostgreSQL.
+    assert (config.parent / "bot.db").exists() == settings.journal.url.startswith("sqlite")
