@@ -41,6 +41,7 @@ from bot.app.build import STRATEGY_JOB_PREFIX, risk_checker, strategy_job, tradi
 from bot.app.lock_watch import (
     FOREIGN_SIGNER,
     LOCK_LOST,
+    FencedBroker,
     LockWatch,
     PausedBroker,
     Pauses,
@@ -153,7 +154,6 @@ class Daemon:
         self._log = get_logger("daemon")
         self.pauses = Pauses()
         """Why trading is paused (a foreign signer, a lost wallet lock): `paused` says it."""
-        self._broker = engine.broker
         self.lock_watch = LockWatch(
             self.wall,
             self.gate,
@@ -161,6 +161,8 @@ class Daemon:
             holder=lambda: holder(runtime.journal, runtime.wallet),
         )
         """The wallet lock's watch (`bot.app.daemon_start` attaches the lock it took)."""
+        self._broker = FencedBroker(engine.broker, self.lock_watch)
+        engine.reconfigure(broker=self._broker)
         self.degraded: str | None = None
         """Why start-up waits (a provider or node unreachable), or None."""
         self._stuck_seen: dict[str, str] = {}

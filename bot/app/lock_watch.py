@@ -13,7 +13,10 @@ daemon may have traded meanwhile). With SQLite (the file lock alone) the lock is
 
 `Pauses` is the daemon's one record of why trading is paused (a foreign signer, a lost
 wallet lock): one reason per cause, shown together in the status; while any is held the
-engine's broker is a `PausedBroker`, which sends nothing.
+engine's broker is a `PausedBroker`, which sends nothing. While none is, the engine's
+broker is a `FencedBroker`: every action asks the lock right before it is carried out,
+so a strategy's reaction to an order event (run by the order poll, not a tick) or a long
+tick's later actions never trade after the lock was lost.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from bot.aptos.address import Address
 from bot.clock import Clock
 from bot.engine.actions import Action
 from bot.engine.brokers import ActionOutcome
+from bot.engine.ports import Broker
 from bot.logging import get_logger
 from bot.ops.reload import ReloadGate
 from bot.retry import Backoff
@@ -99,6 +103,25 @@ class PausedBroker:
     async def carry_out(self, strategy: str, action: Action) -> ActionOutcome:
         """Send nothing; the action is reported `paused` with the reason."""
         return ActionOutcome("paused", detail=self.reason)
+
+
+class FencedBroker:
+    """The engine's real broker behind the wallet lock: each action asks `confirm` first.
+
+    The lock is confirmed before a tick, but not before a reaction to an order event (the
+    order poll runs those) nor again before a long tick's later actions; this is the fence
+    right before each one. With a lock that cannot be lost the question costs nothing.
+    """
+
+    def __init__(self, broker: Broker, watch: LockWatch) -> None:
+        self.broker = broker
+        self.watch = watch
+
+    async def carry_out(self, strategy: str, action: Action) -> ActionOutcome:
+        """The real broker's outcome while the lock is held; else `paused`, nothing sent."""
+        if not await self.watch.confirm():
+            return ActionOutcome("paused", detail=self.watch.lost or LOST_LINE)
+        return await self.broker.carry_out(strategy, action)
 
 
 class WalletHold(Protocol):

@@ -11,11 +11,13 @@ resumes. A foreign signer's pause outlives the lock's.
 from __future__ import annotations
 
 import asyncio
+from decimal import Decimal
 
 import structlog
 
 from bot.app.lock_watch import LOST_LINE, PausedBroker
 from bot.chain.errors import ForeignSigner
+from bot.engine.actions import CreateDca
 from bot.retry import Backoff
 
 from .test_daemon import HOUR, Folder, dca, folder, schedule, started
@@ -112,3 +114,39 @@ async def test_a_foreign_signer_pause_outlives_the_lock_pause(folder: Folder) ->
         assert (daemon.paused or "").startswith("foreign signer detected")
         broker = daemon.engine.broker
         assert isinstance(broker, PausedBroker) and broker.reason == daemon.paused
+
+
+async def test_an_action_outside_a_tick_asks_the_lock_right_before_it_is_sent(
+    folder: Folder,
+) -> None:
+    """A reaction to an order event runs in the order poll, not a tick: the broker asks."""
+    folder.write(dca("a"))
+    async with started(folder) as rig:
+        daemon = rig.daemon
+        lock = FakeLock()
+
+        async def settle() -> None:
+            return None
+
+        daemon.watch_lock(lock, settle)
+        action = CreateDca(
+            key="reaction",
+            sell="USDC",
+            buy="APT",
+            amount=Decimal(30),
+            orders=3,
+            interval_value=1,
+            interval_period="hour",
+        )
+        lock.held = False  # dropped since the last question; the watch has not seen it yet
+        assert daemon.paused is None
+        outcome = await daemon.engine.broker.carry_out("a", action)
+        assert outcome.state == "paused" and outcome.detail.startswith(LOST_LINE)
+        assert rig.runtime.journal.intents() == []  # nothing journaled, nothing sent
+        assert (daemon.paused or "").startswith(LOST_LINE)  # and trading is paused
+
+        lock.held = True
+        await daemon.beat()  # held again: the real broker behind its fence
+        asked = lock.asked
+        outcome = await daemon.engine.broker.carry_out("a", action)
+        assert outcome.state == "confirmed" and lock.asked == asked + 1
