@@ -202,3 +202,41 @@ def test_a_strategy_both_wallets_ran_keeps_its_pause_and_state_for_each(url: str
         b.claim_unnamed()
         assert set(paused_strategies(a)) == {"dca"} and set(paused_strategies(b)) == {"dca"}
         assert a.get_state("dca", "slices") == 3 and b.get_state("dca", "slices") == 3
+
+
+def test_a_pause_and_a_queued_command_without_evidence_go_to_every_wallet(url: str) -> None:
+    # `new-ladder` was paused (and a pause queued for `dca`, which both wallets ran) before
+    # any wallet traded it: whichever daemon runs it after 0006 must find it paused.
+    _at_0005(
+        url,
+        [
+            _intent("dca", WALLET, "k1"),
+            _intent("dca", OTHER, "k2"),
+            _state("@daemon", "paused:new-ladder", '{"since": null}'),
+            _command('{"strategy": "dca"}'),
+            _command('{"strategy": "new-ladder"}'),
+            _command('{"strategy": "dca"}', state="done"),
+        ],
+    )
+    migrate.upgrade(url)
+    states = _rows(url, "SELECT key, wallet FROM strategy_state ORDER BY wallet")
+    assert states == [("paused:new-ladder", WALLET), ("paused:new-ladder", OTHER)]
+    commands = _rows(url, "SELECT payload_json, state, wallet FROM commands ORDER BY id")
+    assert sorted(commands) == sorted(
+        [
+            ('{"strategy": "dca"}', "queued", WALLET),
+            ('{"strategy": "dca"}', "queued", OTHER),
+            ('{"strategy": "new-ladder"}', "queued", WALLET),
+            ('{"strategy": "new-ladder"}', "queued", OTHER),
+            ('{"strategy": "dca"}', "done", ""),
+        ]
+    )
+    with Journal.open(url, wallet=OTHER) as b, Journal.open(url, wallet=WALLET) as a:
+        assert a.claim_unnamed() == 0 and b.claim_unnamed() == 0
+        assert set(paused_strategies(a)) == {"new-ladder"} == set(paused_strategies(b))
+        for journal in (a, b):
+            taken = [journal.take_command(at=T0), journal.take_command(at=T0)]
+            assert [c.payload for c in taken if c] == [
+                {"strategy": "dca"},
+                {"strategy": "new-ladder"},
+            ]

@@ -18,9 +18,13 @@ Backfill, from the rows' own evidence: a strategy's state goes to the one wallet
 intents or orders name that strategy (a pause, kept under `@daemon` as `paused:NAME`, to
 NAME's); a strategy two wallets ran shared its state (a pause paused it for both), so
 each of them gets its own copy. A command goes to the wallet of the strategy or the order
-its payload names. Without such evidence, the journal's one wallet (when its intents,
-orders and transactions name exactly one), else `''` (not named: the first daemon that
-opens the journal for its wallet claims them). Every row is kept.
+its payload names; a queued one naming a strategy several wallets ran, to each of them (a
+copy each: before 0006 any of their daemons could take it). Without such evidence, the
+journal's one wallet (when its intents, orders and transactions name exactly one), else
+`''` (not named: the first daemon that opens the journal for its wallet claims them) —
+except a pause, and a queued command naming a strategy, which go to every wallet of the
+journal: before 0006 they held for whichever daemon ran that strategy, and a pause given
+to the wrong wallet would let a strategy the user paused trade. Every row is kept.
 """
 
 from __future__ import annotations
@@ -58,45 +62,59 @@ def _strategy_wallets(conn: sa.Connection) -> dict[str, set[str]]:
     return found
 
 
-def _journal_wallet(conn: sa.Connection) -> str:
-    rows = conn.execute(
-        sa.text(
-            "SELECT wallet FROM intents UNION SELECT wallet FROM orders "
-            "UNION SELECT sender FROM transactions"
+class _Wallets:
+    """The journal's wallets: by strategy (from intents and orders), and all of them."""
+
+    def __init__(self, conn: sa.Connection) -> None:
+        self.by_strategy = _strategy_wallets(conn)
+        rows = conn.execute(
+            sa.text(
+                "SELECT wallet FROM intents UNION SELECT wallet FROM orders "
+                "UNION SELECT sender FROM transactions"
+            )
         )
-    )
-    return _one({wallet for (wallet,) in rows}) or _UNNAMED
+        self.every = sorted({wallet for (wallet,) in rows})
+        self.default = _one(set(self.every)) or _UNNAMED
+        """Of a row without evidence: the journal's one wallet, else not named."""
+
+    def of_strategy(self, strategy: str, *, to_all: bool) -> list[str]:
+        """Every wallet that ran `strategy`; else every wallet (`to_all`) or the default."""
+        found = sorted(self.by_strategy.get(strategy, set()))
+        if found:
+            return found
+        return self.every if to_all and len(self.every) > 1 else [self.default]
 
 
-def _state_wallets(
-    strategy: str, key: str, by_strategy: dict[str, set[str]], default: str
-) -> list[str]:
+def _state_wallets(strategy: str, key: str, wallets: _Wallets) -> list[str]:
     """The wallets a state row belongs to: every wallet that ran its strategy, else `default`.
 
     A strategy of one name run by several wallets shared this row before 0006 (its pause
-    paused it for all of them, its progress was theirs): each of them gets its own copy.
+    paused it for all of them, its progress was theirs): each of them gets its own copy. A
+    pause without evidence goes to every wallet: a pause is never dropped from one.
     """
     if strategy == _PAUSE_OWNER and key.startswith(_PAUSE_PREFIX):
-        strategy = key[len(_PAUSE_PREFIX) :]
-    return sorted(by_strategy.get(strategy, set())) or [default]
+        return wallets.of_strategy(key[len(_PAUSE_PREFIX) :], to_all=True)
+    return wallets.of_strategy(strategy, to_all=False)
 
 
-def _command_wallet(
-    conn: sa.Connection, payload_json: str, by_strategy: dict[str, set[str]], default: str
-) -> str:
+def _command_wallets(
+    conn: sa.Connection, payload_json: str, state: str, wallets: _Wallets
+) -> list[str]:
+    """The wallets a command goes to (a queued one naming a strategy: each that may run it)."""
     try:
         payload = json.loads(payload_json)
     except ValueError:
-        return default
+        return [wallets.default]
     if not isinstance(payload, dict):
-        return default
+        return [wallets.default]
     strategy, order_id = payload.get("strategy"), payload.get("order_id")
     if isinstance(strategy, str):
-        return _one(by_strategy.get(strategy, set())) or default
+        found = wallets.of_strategy(strategy, to_all=True)
+        return found if state == "queued" else [_one(set(found)) or wallets.default]
     if isinstance(order_id, str):
         query = sa.text("SELECT DISTINCT wallet FROM orders WHERE order_id = :o")
-        return _one({w for (w,) in conn.execute(query, {"o": order_id})}) or default
-    return default
+        return [_one({w for (w,) in conn.execute(query, {"o": order_id})}) or wallets.default]
+    return [wallets.default]
 
 
 def _backfill(conn: sa.Connection) -> list[tuple[str, str, str, str]]:
@@ -104,23 +122,32 @@ def _backfill(conn: sa.Connection) -> list[tuple[str, str, str, str]]:
 
     Each copy: (strategy, key, the wallet given, another wallet).
     """
-    by_strategy = _strategy_wallets(conn)
-    default = _journal_wallet(conn)
+    wallets = _Wallets(conn)
     copies: list[tuple[str, str, str, str]] = []
     states = conn.execute(sa.text("SELECT strategy, key FROM strategy_state")).all()
     for strategy, key in states:
-        first, *others = _state_wallets(strategy, key, by_strategy, default)
+        first, *others = _state_wallets(strategy, key, wallets)
         conn.execute(
             sa.text("UPDATE strategy_state SET wallet = :w WHERE strategy = :s AND key = :k"),
             {"w": first, "s": strategy, "k": key},
         )
         copies += [(strategy, key, first, other) for other in others]
-    commands = conn.execute(sa.text("SELECT id, payload_json FROM commands")).all()
-    for command_id, payload_json in commands:
+    commands = conn.execute(sa.text("SELECT id, payload_json, state FROM commands")).all()
+    for command_id, payload_json, state in commands:
+        first, *others = _command_wallets(conn, payload_json, state, wallets)
         conn.execute(
             sa.text("UPDATE commands SET wallet = :w WHERE id = :i"),
-            {"w": _command_wallet(conn, payload_json, by_strategy, default), "i": command_id},
+            {"w": first, "i": command_id},
         )
+        for other in others:
+            conn.execute(
+                sa.text(
+                    "INSERT INTO commands (created_at, kind, payload_json, state, result,"
+                    " updated_at, wallet) SELECT created_at, kind, payload_json, state, result,"
+                    " updated_at, :o FROM commands WHERE id = :i"
+                ),
+                {"o": other, "i": command_id},
+            )
     return copies
 
 
