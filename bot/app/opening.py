@@ -15,7 +15,7 @@ from bot.engine.wallet_lock import WalletLock, WalletLockError, lock_dir
 if TYPE_CHECKING:
     from bot.journal import Journal
 
-__all__ = ["open_journal", "take_wallet_lock"]
+__all__ = ["open_journal", "take_wallet_lock", "wallet_lock"]
 
 
 def open_journal(url: str, *, readonly: bool = False, wallet: str | None = None) -> Journal:
@@ -41,7 +41,7 @@ def take_wallet_lock(settings: Settings, wallet: str) -> WalletLock:
     Raises:
         SetupError: another process trades the wallet, or the lock cannot be opened.
     """
-    lock = WalletLock(lock_dir(settings.daemon.lock_dir), wallet, database=settings.journal.url)
+    lock = wallet_lock(settings, wallet)
     try:
         taken = lock.try_acquire()
     except WalletLockError as exc:
@@ -49,3 +49,14 @@ def take_wallet_lock(settings: Settings, wallet: str) -> WalletLock:
     if not taken:
         raise SetupError(f"another process trades {wallet} ({lock.blocked_by})")
     return lock
+
+
+def wallet_lock(settings: Settings, wallet: str) -> WalletLock:
+    """The wallet's lock, not taken yet.
+
+    The file beside this machine's daemons and, on a PostgreSQL journal, the database's
+    advisory lock (a daemon of the wallet may run on another machine: only the database
+    knows). Every verb that trades or settles the wallet asks this one, so none sees "no
+    daemon" while one runs elsewhere.
+    """
+    return WalletLock(lock_dir(settings.daemon.lock_dir), wallet, database=settings.journal.url)

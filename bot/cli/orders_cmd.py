@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
+from bot.app.opening import wallet_lock
 from bot.cli.common import EXIT_USAGE, fail, load_or_exit, open_journal, own_wallet
 from bot.cli.orders_view import (
     convention,
@@ -35,7 +36,7 @@ from bot.domain import (
     OrderKind,
 )
 from bot.engine.commands import CLI_STRATEGY, cancel_action, wait_for_command
-from bot.engine.wallet_lock import WalletLock, WalletLockError, lock_dir
+from bot.engine.wallet_lock import WalletLock, WalletLockError
 from bot.journal import Journal, OrderView
 from bot.logging import get_logger
 
@@ -193,7 +194,7 @@ def cancel(
     if order.status in FINAL_STATUSES:  # the provider's last word: nothing can change it
         _answer_closed(order)
     wallet = settings.wallet.address or order.wallet
-    lock = WalletLock(lock_dir(settings.daemon.lock_dir), wallet)
+    lock = wallet_lock(settings, wallet)
     if _take(lock):
         try:
             message = asyncio.run(_cancel_here(settings, order))
@@ -361,7 +362,7 @@ async def _reconcile(
     async with runtime:
         if runtime.wallet is None:
             fail("no wallet configured: set [wallet].address or a key", EXIT_USAGE)
-        lock = WalletLock(lock_dir(settings.daemon.lock_dir), runtime.wallet)
+        lock = wallet_lock(settings, runtime.wallet)
         if not _take(lock):
             doing = "settle by hand: stop it first" if by_hand else "reconciles by itself"
             fail(f"the daemon holds this wallet and {doing}", EXIT_USAGE)

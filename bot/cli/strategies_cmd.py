@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from bot.app.opening import wallet_lock
 from bot.app.runtime import configured_wallet
 from bot.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, load_or_exit, open_journal
 from bot.cli.token_checks import Offline, known_tokens, print_lines
@@ -21,7 +22,7 @@ from bot.config import Settings, StrategyEntry
 from bot.engine.commands import wait_for_command
 from bot.engine.pauses import paused_strategies, store_pause
 from bot.engine.plugins import PluginError, available_plugins, build_strategy
-from bot.engine.wallet_lock import WalletLock, WalletLockError, lock_dir
+from bot.engine.wallet_lock import WalletLockError
 
 __all__ = ["app"]
 
@@ -143,7 +144,7 @@ def _set_pause(ctx: typer.Context, name: str, *, paused: bool) -> None:
 
 def _change_pause(settings: Settings, name: str, *, paused: bool) -> None:
     wallet = configured_wallet(settings)
-    lock = None if wallet is None else WalletLock(lock_dir(settings.daemon.lock_dir), wallet)
+    lock = None if wallet is None else wallet_lock(settings, wallet)
     try:
         daemon_runs = lock is not None and not lock.try_acquire()
     except WalletLockError as exc:
