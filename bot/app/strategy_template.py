@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import keyword
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -266,13 +267,32 @@ def write_strategy(
         plugin: _PLUGIN.format(name=name, cls=_class_name(name), title=title),
         test: _TEST.format(name=name, strategies=json.dumps(relative)),
     }
+    _write_all(texts)
+    return NewStrategy(name, plugin, test)
+
+
+def _write_all(texts: dict[Path, str]) -> None:
+    """Each text to a temporary file beside its path, then all renamed into place.
+
+    A failure before the renames leaves nothing (no plugin without its test); a rename
+    replaces a link, never writes through it.
+    """
+    made: list[tuple[Path, Path]] = []
+    path = next(iter(texts))
     try:
         for path, text in texts.items():
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+            made.append((Path(temporary), path))
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
+            os.chmod(temporary, 0o644)  # mkstemp's 0600 is for secrets; this is source
+        for temporary, path in made:
+            os.replace(temporary, path)
     except OSError as exc:
+        for temporary, _ in made:
+            temporary.unlink(missing_ok=True)
         raise SetupError(f"{path}: {exc.strerror or exc}") from None
-    return NewStrategy(name, plugin, test)
 
 
 def config_entry(name: str) -> str:

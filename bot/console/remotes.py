@@ -222,13 +222,21 @@ class RemoteBots:
                 raise _Invalid(f"{endpoint}: HTTP {response.status_code}")
             try:
                 body = await read_limited(response, self._max_bytes)
-            except BodyRefused:
-                raise _Invalid(f"{endpoint}: answer over {self._max_bytes} bytes") from None
+            except BodyRefused as exc:
+                # Its text may quote the remote's header: say which rule, in our words.
+                why = (
+                    f"answer over {self._max_bytes} bytes"
+                    if "over the limit" in str(exc)
+                    else "answer in an encoding not asked for, or corrupt"
+                )
+                raise _Invalid(f"{endpoint}: {why}") from None
         try:
             return model.model_validate_json(body)
         except ValidationError as exc:
             errors = exc.errors()
-            where = ".".join(str(p) for p in errors[0]["loc"]) if errors else "body"
+            first = errors[0]["loc"][0] if errors and errors[0]["loc"] else None
+            # Only a field of ours is named: deeper parts may be keys the remote chose.
+            where = first if isinstance(first, str) and first in model.model_fields else "body"
             raise _Invalid(f"{endpoint}: not a console answer ({where})") from None
 
 

@@ -86,3 +86,10 @@ def test_refusals(tmp_path: Path) -> None:
     assert made.plugin.read_text() == "# mine\n"
     write_strategy("twice", force=True, **where)
     assert "class Twice(Strategy[TwiceParams])" in made.plugin.read_text()
+
+
+def test_a_test_that_cannot_be_written_leaves_no_plugin_behind(tmp_path: Path) -> None:
+    (tmp_path / "t").write_text("a file where the tests folder should be\n")
+    with pytest.raises(SetupError, match=r"^.*test_lonely\.py: "):
+        write_strategy("lonely", directory=tmp_path / "s", tests=tmp_path / "t" / "sub")
+    assert sorted(p.name for p in (tmp_path / "s").iterdir()) == []  # no plugin, no temp file
