@@ -282,16 +282,16 @@ def _write_all(texts: dict[Path, str]) -> None:
     try:
         for path, text in texts.items():
             path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-            made.append((Path(temporary), path))
+            handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+            made.append((Path(name), path))
             with os.fdopen(handle, "w", encoding="utf-8") as file:
                 file.write(text)
-            os.chmod(temporary, 0o644)  # mkstemp's 0600 is for secrets; this is source
-        for temporary, path in made:
-            os.replace(temporary, path)
+            os.chmod(name, 0o644)  # mkstemp's 0600 is for secrets; this is source
+        for written, path in made:
+            os.replace(written, path)
     except OSError as exc:
-        for temporary, _ in made:
-            temporary.unlink(missing_ok=True)
+        for written, _ in made:
+            written.unlink(missing_ok=True)
         raise SetupError(f"{path}: {exc.strerror or exc}") from None
 
 
