@@ -130,6 +130,7 @@ def _owner(event: OrderEvent, news: FillNewsReader | None) -> str:
 def running_line(strategies: int, wallet: str | None, mode: str, *, dry_run: bool) -> str:
     """The line that says the daemon runs."""
     return (
-        f"bot running: {strategies} strategies, wallet {wallet}, "
+        f"bot running: {strategies} strateg{'y' if strategies == 1 else 'ies'}, "
+        f"wallet {wallet}, "
         f"mode {mode}{' (dry run)' if dry_run else ''}"
     )

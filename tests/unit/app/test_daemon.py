@@ -349,7 +349,7 @@ async def test_run_daemon_reloads_on_sighup_and_stops_on_sigterm(folder: Folder)
     )
     try:
         await wait_for(lambda: bool(lines.said))
-        assert lines.said[0] == (f"bot running: 1 strategies, wallet {folder.wallet}, mode paper")
+        assert lines.said[0] == (f"bot running: 1 strategy, wallet {folder.wallet}, mode paper")
         folder.write(dca("a"), dca("b"))
         os.kill(os.getpid(), signal.SIGHUP)
         await wait_for(lambda: status().reloaded_at is not None)
