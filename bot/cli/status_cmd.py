@@ -13,7 +13,7 @@ exit 0 when every one listed is ok, 1 otherwise (or none listed).
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any, NoReturn, Protocol
 
 import typer
 
@@ -46,13 +46,7 @@ def status(
     # Cap symbols are resolved offline by the packaged token list (status opens no
     # connection); caps given by address need no list at all.
     tokens = PaperTokens.from_token_list().book
-    view = read_view(settings, now=RealClock().now(), tokens=tokens)
-    if as_json:
-        typer.echo(json.dumps(view.to_json(), indent=2, sort_keys=True))
-    else:
-        for line in view.lines():
-            typer.echo(line)
-    raise typer.Exit(view.exit_code)
+    _show(read_view(settings, now=RealClock().now(), tokens=tokens), as_json=as_json)
 
 
 def _all(url: str, heartbeat_seconds: int, *, as_json: bool) -> None:
@@ -60,6 +54,20 @@ def _all(url: str, heartbeat_seconds: int, *, as_json: bool) -> None:
     from bot.ops.status_all import read_all
 
     view = read_all(url, now=RealClock().now(), default_heartbeat_seconds=heartbeat_seconds)
+    _show(view, as_json=as_json)
+
+
+class _StatusView(Protocol):
+    """A status to print: one wallet's (`bot status`) or every wallet's (`--all`)."""
+
+    @property
+    def exit_code(self) -> int: ...
+    def lines(self) -> list[str]: ...
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def _show(view: _StatusView, *, as_json: bool) -> NoReturn:
+    """Print `view` as lines or JSON, then exit with its verdict."""
     if as_json:
         typer.echo(json.dumps(view.to_json(), indent=2, sort_keys=True))
     else:
