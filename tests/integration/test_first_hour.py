@@ -14,6 +14,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -54,29 +55,39 @@ class User:
         return result
 
     def run_until(self, command: str, *wanted: str, limit: float = 90.0) -> list[str]:
-        """Start `command`, stop it with SIGTERM once every `wanted` text was printed."""
-        process = subprocess.Popen(
-            self.argv(command),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=self.folder,
-            env=self.env,
-        )
-        assert process.stdout is not None
-        lines: list[str] = []
-        reader = threading.Thread(target=lambda: lines.extend(process.stdout or []), daemon=True)
-        reader.start()
-        deadline = time.monotonic() + limit
-        try:
-            while time.monotonic() < deadline:
-                if all(any(w in line for line in lines) for w in wanted):
-                    break
-                time.sleep(0.2)
-        finally:
-            process.send_signal(signal.SIGTERM)
-            _, err = process.communicate(timeout=60)
-            reader.join(timeout=10)
+        """Start `command`, stop it with SIGTERM once every `wanted` text was printed.
+
+        Its standard output is read by one thread only (this one's reader: with
+        `communicate` beside it, the two would share the last lines); its errors go to a
+        file, read once it has exited.
+        """
+        with tempfile.TemporaryFile("w+") as errors:
+            process = subprocess.Popen(
+                self.argv(command),
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                text=True,
+                cwd=self.folder,
+                env=self.env,
+            )
+            assert process.stdout is not None
+            lines: list[str] = []
+            reader = threading.Thread(
+                target=lambda: lines.extend(process.stdout or []), daemon=True
+            )
+            reader.start()
+            deadline = time.monotonic() + limit
+            try:
+                while time.monotonic() < deadline:
+                    if all(any(w in line for line in lines) for w in wanted):
+                        break
+                    time.sleep(0.2)
+            finally:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=60)
+                reader.join(timeout=10)
+            errors.seek(0)
+            err = errors.read()
         assert process.returncode == 0, err
         assert all(any(w in line for line in lines) for w in wanted), "".join(lines) + err
         return [line.rstrip("\n") for line in lines]
