@@ -9,7 +9,7 @@ schedule, the order poll, the command queue, the reconciler of lost answers);
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from apscheduler.triggers.base import BaseTrigger
@@ -155,12 +155,15 @@ def trading_jobs(
     dry_run: bool,
     on_report: OnReport = _ignore,
     reload: Reload | None = None,
+    may_go_on: Callable[[], Awaitable[bool]] | None = None,
 ) -> list[Job]:
     """The daemon's jobs, each first firing now.
 
     The strategies' ticks, and unless a dry run the order poll, the command queue and the
     reconciler of lost answers (the last two only with an executor). `reload`: what a
-    queued `reload` command calls (without it the command is refused).
+    queued `reload` command calls (without it the command is refused); `may_go_on`: asked
+    between two queued commands (the daemon's wallet lock: a cancel is signed only while
+    it is held).
     """
     start = runtime.clock.now()
     entries = {e.name: e for e in settings.strategies}
@@ -201,7 +204,13 @@ def trading_jobs(
 
     async def commands() -> None:
         await process_commands(
-            runtime.journal, executor, runtime.clock, engine, reconcile=reconcile, reload=reload
+            runtime.journal,
+            executor,
+            runtime.clock,
+            engine,
+            reconcile=reconcile,
+            reload=reload,
+            may_go_on=may_go_on,
         )
 
     jobs.append(Job("commands", every(scheduler.commands_interval_seconds), commands))

@@ -257,7 +257,13 @@ class Daemon:
         """Every job of the daemon, first fires from now."""
         settings, runtime = self.settings, self.runtime
         jobs = trading_jobs(
-            self.engine, settings, runtime, self.dry_run, self.on_report, self.request_reload
+            self.engine,
+            settings,
+            runtime,
+            self.dry_run,
+            self.on_report,
+            self.request_reload,
+            may_go_on=self.lock_watch.confirm,
         )
         jobs += daemon_record_jobs(settings, runtime, runtime.clock.now())
         if not self.dry_run:  # a dry run trades nothing to sum up

@@ -46,6 +46,7 @@ __all__ = [
     "CHECK_TIMEOUT_SECONDS",
     "FOREIGN_SIGNER",
     "LOCK_LOST",
+    "FencedBroker",
     "LockWatch",
     "PausedBroker",
     "Pauses",

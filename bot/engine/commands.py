@@ -93,13 +93,16 @@ async def process_commands(
     *,
     reconcile: Reconcile | None = None,
     reload: Reload | None = None,
+    may_go_on: Callable[[], Awaitable[bool]] | None = None,
 ) -> int:
     """Run every queued command; returns how many were taken.
 
     `engine`: the strategies `pause`/`resume`/`stopentry` act on, `reconcile`: what a
     `reconcile` command runs, `reload`: what asks the daemon to reload its config
     (without them those commands are refused). A command that raises is finished
-    `failed` with the error, never left `taken`.
+    `failed` with the error, never left `taken`. `may_go_on`: asked after each command
+    before the next is taken (the daemon's wallet lock, asked once before the first):
+    False leaves the rest queued.
     """
     taken = 0
     while (command := journal.take_command(at=clock.now())) is not None:
@@ -109,6 +112,8 @@ async def process_commands(
         except Exception as exc:  # one bad command must not stop the queue
             ok, line = False, redact(f"{type(exc).__name__}: {exc}".splitlines()[0])
         journal.finish_command(command.id, ok, line, at=clock.now())
+        if may_go_on is not None and not await may_go_on():
+            break
     return taken
 
 

@@ -150,3 +150,29 @@ async def test_an_action_outside_a_tick_asks_the_lock_right_before_it_is_sent(
         asked = lock.asked
         outcome = await daemon.engine.broker.carry_out("a", action)
         assert outcome.state == "confirmed" and lock.asked == asked + 1
+
+
+async def test_the_command_queue_asks_the_lock_between_two_commands(folder: Folder) -> None:
+    """A drop while the queue is worked through: the commands after it stay queued."""
+    folder.write(dca("a"))
+    async with started(folder) as rig:
+        daemon, journal = rig.daemon, rig.runtime.journal
+
+        class DropsAfterFirstQuestion(FakeLock):
+            def still_held(self) -> bool:
+                held = super().still_held()
+                self.held = False  # the connection drops once the job was let in
+                return held
+
+        async def settle() -> None:
+            return None
+
+        daemon.watch_lock(DropsAfterFirstQuestion(), settle)
+        now = rig.runtime.clock.now()
+        first = journal.enqueue_command("pause", {"strategy": "a"}, at=now)
+        second = journal.enqueue_command("resume", {"strategy": "a"}, at=now)
+        [commands] = [job for job in daemon.build_jobs() if job.name == "commands"]
+        await commands.run()
+        states = {c.id: c.state for c in journal.commands()}
+        assert (states[first], states[second]) == ("done", "queued")
+        assert (daemon.paused or "").startswith(LOST_LINE)

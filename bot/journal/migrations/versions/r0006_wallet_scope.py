@@ -132,7 +132,11 @@ def _backfill(conn: sa.Connection) -> list[tuple[str, str, str, str]]:
             {"w": first, "s": strategy, "k": key},
         )
         copies += [(strategy, key, first, other) for other in others]
-    commands = conn.execute(sa.text("SELECT id, payload_json, state FROM commands")).all()
+    # In id order: copies are appended in the order the queue had them (a pause then its
+    # resume stay so in every wallet's queue).
+    commands = conn.execute(
+        sa.text("SELECT id, payload_json, state FROM commands ORDER BY id")
+    ).all()
     for command_id, payload_json, state in commands:
         first, *others = _command_wallets(conn, payload_json, state, wallets)
         conn.execute(
