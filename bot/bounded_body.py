@@ -15,7 +15,7 @@ from typing import Final
 
 import httpx
 
-__all__ = ["ACCEPT_ENCODING", "BodyRefused", "read_limited"]
+__all__ = ["ACCEPT_ENCODING", "BodyRefused", "BodyTooLarge", "read_limited"]
 
 ACCEPT_ENCODING: Final = "gzip, deflate"
 _GZIP: Final = 16 + zlib.MAX_WBITS
@@ -25,8 +25,12 @@ class BodyRefused(ValueError):
     """The body passed the size limit, or came in an encoding the client does not read."""
 
 
+class BodyTooLarge(BodyRefused):
+    """The body passed the size limit (announced, held, on the wire or once decoded)."""
+
+
 class _OverLimit(Exception):
-    """Internal: the budget is spent; `read_limited` turns it into a `BodyRefused`."""
+    """Internal: the budget is spent; `read_limited` turns it into a `BodyTooLarge`."""
 
 
 class _Identity:
@@ -92,18 +96,19 @@ async def read_limited(response: httpx.Response, limit: int) -> bytes:
     first chunk that passes the limit on the wire or once decoded.
 
     Raises:
-        BodyRefused: over the limit, or an encoding other than identity/gzip/deflate.
+        BodyRefused: an encoding other than identity/gzip/deflate, or a corrupt one.
+        BodyTooLarge: over the limit (a `BodyRefused` too).
     """
     announced = response.headers.get("content-length", "").strip()
     if announced.isdigit() and int(announced) > limit:
-        raise BodyRefused(f"announced {announced} bytes, over the limit of {limit}")
+        raise BodyTooLarge(f"announced {announced} bytes, over the limit of {limit}")
     try:  # a body already in memory (a test transport's ready-made response)
         held = response.content
     except httpx.ResponseNotRead:
         pass
     else:
         if len(held) > limit:
-            raise BodyRefused(f"body of {len(held)} bytes, over the limit of {limit}")
+            raise BodyTooLarge(f"body of {len(held)} bytes, over the limit of {limit}")
         return held
     decoder = _decoder(response)
     parts: list[bytes] = []
@@ -118,7 +123,7 @@ async def read_limited(response: httpx.Response, limit: int) -> bytes:
             parts.append(data)
         parts.append(decoder.finish(limit - size))
     except _OverLimit:
-        raise BodyRefused(
+        raise BodyTooLarge(
             f"body over the limit of {limit} bytes (stopped after {wire} bytes)"
         ) from None
     return b"".join(parts)

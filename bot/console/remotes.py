@@ -32,7 +32,7 @@ from typing import Final, TypeVar
 import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from bot.bounded_body import ACCEPT_ENCODING, BodyRefused, read_limited
+from bot.bounded_body import ACCEPT_ENCODING, BodyRefused, BodyTooLarge, read_limited
 from bot.clock import Clock
 from bot.config import Settings
 from bot.console.models import (
@@ -222,14 +222,12 @@ class RemoteBots:
                 raise _Invalid(f"{endpoint}: HTTP {response.status_code}")
             try:
                 body = await read_limited(response, self._max_bytes)
-            except BodyRefused as exc:
-                # Its text may quote the remote's header: say which rule, in our words.
-                why = (
-                    f"answer over {self._max_bytes} bytes"
-                    if "over the limit" in str(exc)
-                    else "answer in an encoding not asked for, or corrupt"
-                )
-                raise _Invalid(f"{endpoint}: {why}") from None
+            except BodyTooLarge:
+                raise _Invalid(f"{endpoint}: answer over {self._max_bytes} bytes") from None
+            except BodyRefused:  # its text may quote the remote's header: our words instead
+                raise _Invalid(
+                    f"{endpoint}: answer in an encoding not asked for, or corrupt"
+                ) from None
         try:
             return model.model_validate_json(body)
         except ValidationError as exc:
