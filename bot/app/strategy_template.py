@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import keyword
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -275,23 +274,21 @@ def _write_all(texts: dict[Path, str]) -> None:
     """Each text to a temporary file beside its path, then all renamed into place.
 
     A failure before the renames leaves nothing (no plugin without its test); a rename
-    replaces a link, never writes through it.
+    replaces a link, never writes through it. The temporary names are `bot init`'s for
+    its config (`init_dir._write_config`), and the files get the user's umask.
     """
     made: list[tuple[Path, Path]] = []
-    path = next(iter(texts))
     try:
         for path, text in texts.items():
             path.parent.mkdir(parents=True, exist_ok=True)
-            handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-            made.append((Path(name), path))
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(text)
-            os.chmod(name, 0o644)  # mkstemp's 0600 is for secrets; this is source
-        for written, path in made:
-            os.replace(written, path)
+            temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            made.append((temporary, path))
+            temporary.write_text(text, encoding="utf-8")
+        for temporary, path in made:
+            os.replace(temporary, path)
     except OSError as exc:
-        for written, _ in made:
-            written.unlink(missing_ok=True)
+        for temporary, _ in made:
+            temporary.unlink(missing_ok=True)
         raise SetupError(f"{path}: {exc.strerror or exc}") from None
 
 
