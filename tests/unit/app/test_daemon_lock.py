@@ -46,6 +46,10 @@ class FakeLock:
         return self.held
 
 
+async def _settled() -> None:
+    """A start-up reconciliation with nothing to settle."""
+
+
 async def test_a_lost_lock_pauses_every_wallet_job_until_held_again_and_reconciled(
     folder: Folder,
 ) -> None:
@@ -101,10 +105,7 @@ async def test_a_foreign_signer_pause_outlives_the_lock_pause(folder: Folder) ->
         daemon = rig.daemon
         lock = FakeLock()
 
-        async def settle() -> None:
-            return None
-
-        daemon.watch_lock(lock, settle)
+        daemon.watch_lock(lock, _settled)
         lock.held = False
         assert not await daemon.lock_watch.confirm()
         daemon.on_foreign_signer(ForeignSigner(rig.runtime.wallet or "", 0, "0xfeed"))
@@ -125,10 +126,7 @@ async def test_an_action_outside_a_tick_asks_the_lock_right_before_it_is_sent(
         daemon = rig.daemon
         lock = FakeLock()
 
-        async def settle() -> None:
-            return None
-
-        daemon.watch_lock(lock, settle)
+        daemon.watch_lock(lock, _settled)
         action = CreateDca(
             key="reaction",
             sell="USDC",
@@ -164,10 +162,7 @@ async def test_the_command_queue_asks_the_lock_between_two_commands(folder: Fold
                 self.held = False  # the connection drops once the job was let in
                 return held
 
-        async def settle() -> None:
-            return None
-
-        daemon.watch_lock(DropsAfterFirstQuestion(), settle)
+        daemon.watch_lock(DropsAfterFirstQuestion(), _settled)
         now = rig.runtime.clock.now()
         first = journal.enqueue_command("pause", {"strategy": "a"}, at=now)
         second = journal.enqueue_command("resume", {"strategy": "a"}, at=now)
