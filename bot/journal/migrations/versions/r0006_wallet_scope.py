@@ -109,8 +109,9 @@ def _command_wallets(
         return [wallets.default]
     strategy, order_id = payload.get("strategy"), payload.get("order_id")
     if isinstance(strategy, str):
-        found = wallets.of_strategy(strategy, to_all=True)
-        return found if state == "queued" else [_one(set(found)) or wallets.default]
+        if state == "queued":  # still to run: each wallet that may run the strategy
+            return wallets.of_strategy(strategy, to_all=True)
+        return [_one(wallets.by_strategy.get(strategy, set())) or wallets.default]
     if isinstance(order_id, str):
         query = sa.text("SELECT DISTINCT wallet FROM orders WHERE order_id = :o")
         return [_one({w for (w,) in conn.execute(query, {"o": order_id})}) or wallets.default]
