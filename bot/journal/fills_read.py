@@ -150,15 +150,21 @@ def fill_batches(
     selected = ", ".join(f"f.{name}" for name in FillRow._fields)
     sql = f"SELECT f.order_row_id, {selected} FROM {_FILL_TABLE} f"  # noqa: S608 - fixed names
     parameters: tuple[str, ...] = ()
-    if strategy is not None or journal.wallet is not None:
-        sql += f" JOIN {_ORDER_TABLE} o ON o.id = f.order_row_id"
-    conditions = []
+    orders = []
     if journal.wallet is not None:  # a journal opened for one wallet reads its rows only
-        conditions.append("o.wallet = ?")
+        orders.append("wallet = ?")
         parameters += (journal.wallet,)
     if strategy is not None:
-        conditions.append("o.strategy = ?")
+        orders.append("strategy = ?")
         parameters += (strategy,)
+    conditions = []
+    if orders:
+        # `+`: the fills are read in their own (id) order, not looked up order by order
+        # through the index and sorted again (a third less time for a year of fills).
+        conditions.append(
+            f"+f.order_row_id IN (SELECT id FROM {_ORDER_TABLE} "  # noqa: S608 - fixed names
+            f"WHERE {' AND '.join(orders)})"
+        )
     if of_type is not None:
         conditions.append("f.type = ?")
         parameters += (of_type,)
