@@ -293,10 +293,14 @@ def _existing_parent(path: Path) -> Path:
     return folder
 
 
-def gas_history(url: str) -> list[int]:
-    """Gas used by the journal's last committed transactions (empty without a journal)."""
+def gas_history(url: str, wallet: str) -> list[int]:
+    """Gas used by `wallet`'s last committed transactions (empty without a journal).
+
+    The wallet's own: on a journal several wallets share, another's transactions say
+    nothing of what this one's strategies send.
+    """
     try:
-        journal = Journal.open(url, readonly=True)
+        journal = Journal.open(url, readonly=True, wallet=wallet)
     except (JournalError, SQLAlchemyError):
         return []
     try:
@@ -529,7 +533,9 @@ class Doctor:
             price = await self.node.estimate_gas_price()
         except ChainError as exc:
             return _fail(name, f"cannot read the APT balance or gas price: {exc}")
-        gas, basis = gas_per_transaction(self.settings, gas_history(self.settings.journal.url))
+        gas, basis = gas_per_transaction(
+            self.settings, gas_history(self.settings.journal.url, wallet)
+        )
         need = count * gas * price
         held = format_decimal(from_base_units(have, apt.decimals))
         needed = format_decimal(from_base_units(need, apt.decimals))

@@ -15,7 +15,12 @@ from pydantic import SecretStr
 from bot.api import PanoraClient
 from bot.api.client import ClientStats
 from bot.chain import LedgerInfo, NodeClient, new_key_file
-from bot.chain.keys import aip80_text, parse_private_key
+from bot.chain.keys import (
+    account_address,
+    aip80_text,
+    load_private_key,
+    parse_private_key,
+)
 from bot.clock import RealClock
 from bot.config import PaperFunding, PaperSettings, Settings, WalletSettings
 from bot.engine.strategy import Strategy
@@ -289,11 +294,14 @@ async def test_too_little_apt_for_gas_fails_with_both_amounts(tmp_path: Path) ->
     assert "lower [daemon].gas_reserve_transactions" in detail
 
 
-async def test_gas_is_sized_from_the_journals_committed_transactions(tmp_path: Path) -> None:
+async def test_gas_is_sized_from_the_wallets_committed_transactions(tmp_path: Path) -> None:
     async with doctor_for(tmp_path, {"APT": "1", "USDC": "5"}) as (doctor, strategies):
+        mine = str(account_address(load_private_key(tmp_path / "wallet.key", None)))
         with Journal.open(doctor.settings.journal.url) as journal:
-            journal.record_transaction("0x" + "1" * 64, "0x1", 0, "swap", at=NOW)
-            journal.update_transaction("0x" + "1" * 64, "committed", at=NOW, gas_used=2000)
+            # Another wallet's transaction in the same journal: its gas is not this one's.
+            for tx, sender, gas in (("1", mine, 2000), ("2", "0x" + "9" * 64, 90_000)):
+                journal.record_transaction("0x" + tx * 64, sender, 0, "swap", at=NOW)
+                journal.update_transaction("0x" + tx * 64, "committed", at=NOW, gas_used=gas)
         results = await doctor.run(strategies)
     state, detail = outcome(results, "APT for gas")
     assert state == PASS  # 20 × 3000 gas × 100 octas = 0.06 APT
