@@ -29,12 +29,14 @@ if TYPE_CHECKING:  # the client and the journal are imported only by verbs that 
 __all__ = [
     "EXIT_FAILURE",
     "EXIT_USAGE",
+    "PAPER_READ_HELP",
     "CliState",
     "config_path",
     "fail",
     "load_or_exit",
     "make_client",
     "open_journal",
+    "reading_settings",
     "state",
 ]
 
@@ -100,6 +102,65 @@ def load_or_exit(ctx: typer.Context, explicit: Path | None = None) -> Settings:
             register_secret(secret.get_secret_value())
     register_url_secrets(settings.chain.node_url)  # providers put keys in the path
     return settings
+
+
+PAPER_READ_HELP = (
+    "With no config file: read the paper demo's journal (what `bot run --paper` recorded)."
+)
+"""The help of `--paper` on the verbs that read the journal (`reading_settings`)."""
+
+
+def reading_settings(ctx: typer.Context, *, paper: bool) -> Settings:
+    """The config of a verb that reads the journal (`report`, `orders`, `export`).
+
+    `paper` (`--paper`) with no config file: the paper demo's (its journal and wallet in
+    `data/`, as `bot run --paper` with no config file keeps them); with a paper config,
+    that config; with a live config, refused (exit 2). With no config file and no
+    `--paper`, when the default journal is missing but the demo's is there: one line
+    saying that `--paper` reads it (exit 2).
+    """
+    from bot.app.paper_key import demo_key_file
+    from bot.cli.demo import DEMO_DIR, DEMO_JOURNAL
+
+    if config_path(state(ctx)) is not None:
+        settings = load_or_exit(ctx)
+        if paper and settings.mode == "live":
+            fail("--paper reads a paper journal, and the config is live: drop --paper", EXIT_USAGE)
+        return settings
+    demo = DEMO_DIR / DEMO_JOURNAL
+    found = demo.exists() and demo_key_file(DEMO_DIR, create=False) is not None
+    if paper:
+        if not found:
+            fail(
+                f"--paper: no paper demo in {DEMO_DIR}/ (run `bot run --paper` with no "
+                "config file first)",
+                EXIT_USAGE,
+            )
+        from bot.cli.demo import demo_settings
+
+        return demo_settings(load_or_exit(ctx))
+    settings = load_or_exit(ctx)
+    missing = _missing_journal(settings.journal.url) if found else None
+    if missing is not None:
+        fail(
+            f"no config file, and no journal at {missing}; the paper demo's journal is "
+            f"{demo}: add --paper to read it",
+            EXIT_USAGE,
+        )
+    return settings
+
+
+def _missing_journal(url: str) -> Path | None:
+    """The file of a SQLite journal `url` when it does not exist (else None)."""
+    from sqlalchemy.exc import ArgumentError
+
+    from bot.journal.db import sqlite_file
+
+    try:
+        path = sqlite_file(url)
+    except ArgumentError:  # not a URL at all: `open_journal` says so in its own words
+        return None
+    return path if path is not None and not path.exists() else None
 
 
 def open_journal(url: str, *, readonly: bool = False, wallet: str | None = None) -> Journal:

@@ -25,7 +25,10 @@ from bot.config import (
     WalletSettings,
 )
 
-__all__ = ["DEMO_DIR", "demo_settings"]
+__all__ = ["DEMO_DIR", "DEMO_JOURNAL", "demo_settings"]
+
+DEMO_JOURNAL = "paper-demo.db"
+"""The demo's journal, in `DEMO_DIR`."""
 
 DEMO_FUNDS = (("USDC", Decimal(10_000)), ("APT", Decimal(100)))
 """What the paper faucet gives the demo wallet on the first run."""
@@ -89,7 +92,7 @@ def demo_settings(base: Settings, directory: Path = DEMO_DIR) -> Settings:
             "mode": "paper",
             "paper": paper,
             "wallet": WalletSettings(key_file=key_file),
-            "journal": JournalSettings(url=f"sqlite:///{directory / 'paper-demo.db'}"),
+            "journal": JournalSettings(url=f"sqlite:///{directory / DEMO_JOURNAL}"),
             "scheduler": scheduler,
             "record": record,
             "display": display,

@@ -21,7 +21,14 @@ import typer
 from bot.accounting.exports import ExportFormat
 from bot.app.export import ExportRequest, export_trades
 from bot.aptos.tokens import TokenLookupError, token_key
-from bot.cli.common import EXIT_USAGE, fail, load_or_exit, open_journal, own_wallet
+from bot.cli.common import (
+    EXIT_USAGE,
+    PAPER_READ_HELP,
+    fail,
+    open_journal,
+    own_wallet,
+    reading_settings,
+)
 from bot.cli.orders_view import convention
 from bot.clock import parse_utc
 from bot.price_view import PriceConvention
@@ -74,6 +81,7 @@ def trades(
         str | None, typer.Option(help="Only this strategy. Default: every strategy.")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+    paper: Annotated[bool, typer.Option("--paper", help=PAPER_READ_HELP)] = False,
 ) -> None:
     """Every trade in the window, with fees, gas and USD values, as a CSV file.
 
@@ -86,7 +94,7 @@ def trades(
     window = (_time(start, "--from"), _time(end, "--to"))
     if window[0] and window[1] and window[0] > window[1]:
         fail(f"--from {start} is after --to {end}", EXIT_USAGE)
-    settings = load_or_exit(ctx)
+    settings = reading_settings(ctx, paper=paper)
     shown = convention(settings)
     request = ExportRequest(ExportFormat(fmt), output, window[0], window[1], strategy, force)
     configured = [s.name for s in settings.strategies]

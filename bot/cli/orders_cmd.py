@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Annotated, Final
 import typer
 
 from bot.app.opening import wallet_lock
-from bot.cli.common import EXIT_USAGE, fail, load_or_exit, open_journal, own_wallet
+from bot.cli.common import (
+    EXIT_USAGE,
+    PAPER_READ_HELP,
+    fail,
+    load_or_exit,
+    open_journal,
+    own_wallet,
+    reading_settings,
+)
 from bot.cli.orders_view import (
     convention,
     market_time,
@@ -64,6 +72,7 @@ def orders(
     status: Annotated[str, typer.Option(help="active, completed or all.")] = "all",
     strategy: Annotated[str | None, typer.Option(help="Only this strategy's orders.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    paper: Annotated[bool, typer.Option("--paper", help=PAPER_READ_HELP)] = False,
 ) -> None:
     """List the orders the journal knows: id, kind, pair, progress, prices, status, age.
 
@@ -73,7 +82,7 @@ def orders(
         return
     if status not in ("active", "completed", "all"):
         fail("--status must be active, completed or all", EXIT_USAGE)
-    settings = load_or_exit(ctx)
+    settings = reading_settings(ctx, paper=paper)
     with _open(settings) as journal:
         found = journal.orders(strategy=strategy)
         clock = market_time(settings, journal, RealClock())
@@ -127,9 +136,10 @@ def show(
     order_id: Annotated[str, typer.Argument(metavar="ID", help="Order id (or a unique prefix).")],
     kind: KindOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    paper: Annotated[bool, typer.Option("--paper", help=PAPER_READ_HELP)] = False,
 ) -> None:
     """One order: its limit price, expiry, status transitions and fills, with times."""
-    settings = load_or_exit(ctx)
+    settings = reading_settings(ctx, paper=paper)
     with _open(settings) as journal:
         order = _find(journal, order_id, kind)
         transitions = journal.transitions(order.kind, order.order_id)

@@ -1,5 +1,7 @@
 """`bot report [--strategy S] [--from ISO] [--to ISO] [--by day|week|month] [--json|--html DIR]`.
 
+`--paper` with no config file reads the paper demo's journal (`reading_settings`).
+
 Parses and prints; the figures come from `bot.app.report` (journal read-only), the table
 from `bot.app.accounting_view` (display rounding only there: USD to 2 decimal places,
 prices to 6 significant digits, percents to 2 decimal places, all half to even; token
@@ -23,7 +25,14 @@ import typer
 from bot.accounting import BucketPeriod, CostMethod
 from bot.app.accounting_view import ROUNDING_NOTE, report_json, summary_lines
 from bot.app.report import Report, ReportRequest, build_report
-from bot.cli.common import EXIT_USAGE, fail, load_or_exit, open_journal, own_wallet
+from bot.cli.common import (
+    EXIT_USAGE,
+    PAPER_READ_HELP,
+    fail,
+    open_journal,
+    own_wallet,
+    reading_settings,
+)
 from bot.cli.orders_view import convention
 from bot.clock import parse_utc
 
@@ -81,6 +90,7 @@ def report(
     force: Annotated[
         bool, typer.Option("--force", help="With --html: replace an existing index.html.")
     ] = False,
+    paper: Annotated[bool, typer.Option("--paper", help=PAPER_READ_HELP)] = False,
 ) -> None:
     """Per strategy: invested and received, average entry vs the market, value, P&L, fees, gas.
 
@@ -95,7 +105,7 @@ def report(
         _check_target(html_dir, force=force, as_json=as_json)
     elif force:
         fail("--force applies to --html only", EXIT_USAGE)
-    settings = load_or_exit(ctx)
+    settings = reading_settings(ctx, paper=paper)
     request = ReportRequest(
         strategy=strategy,
         start=window[0],

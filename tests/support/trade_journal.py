@@ -45,12 +45,13 @@ def write_trades(
     last_price: Decimal | None = None,
     tx_ids: Sequence[str] | None = None,
     second_offsets: bool = False,
+    wallet: str = WALLET,
 ) -> None:
     """Write the journal at `path`: one fill per `(APT price, APT got)` of `slices`.
 
     `tx_ids`: the slices' transaction ids (default `0xt1`, …); `second_offsets`: slice n
     lands n seconds after noon (distinct times to the second); `last_price`: APT's price
-    at `T0` + 96 h.
+    at `T0` + 96 h; `wallet`: whose orders they are.
     """
     sale = sale or Sale()
     spent = SLICE * len(slices)
@@ -66,7 +67,7 @@ def write_trades(
     dca = OrderSnapshot(
         kind="dca",
         order_id="0xdca1",
-        wallet=WALLET,
+        wallet=wallet,
         from_token=USDC,
         to_token=APT,
         status="completed",
@@ -76,7 +77,7 @@ def write_trades(
     limit = OrderSnapshot(
         kind="limit",
         order_id="0xlim1",
-        wallet=WALLET,
+        wallet=wallet,
         from_token=APT,
         to_token=USDC,
         status="completed",

@@ -1,0 +1,79 @@
+"""After the demo, with no config file: `--paper` reads the demo's journal (report, orders, export).
+
+A folder as `python3 dev.py demo` leaves it (`data/paper-demo.key` and a journal of the
+demo wallet's orders at `data/paper-demo.db`); each verb is a real `python -m bot` run in
+it. Without `--paper` the reading verbs say where the demo's journal is instead of
+"run `bot journal migrate`", which would make an empty one.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from bot.app.paper_key import demo_key_file
+from bot.chain import account_address, load_private_key
+from tests.support.cli import run_bot
+from tests.support.trade_journal import write_trades
+
+SLICES = [(Decimal("5"), Decimal("4.99")), (Decimal("4"), Decimal("6.2375"))]
+
+
+@pytest.fixture
+def demo_folder(tmp_path: Path) -> Path:
+    key = demo_key_file(tmp_path / "data")
+    assert key is not None
+    wallet = str(account_address(load_private_key(key, None)))
+    write_trades(tmp_path / "data" / "paper-demo.db", SLICES, wallet=wallet)
+    return tmp_path
+
+
+def test_without_a_config_the_reading_verbs_point_to_the_demos_journal(demo_folder: Path) -> None:
+    for verb in (["report"], ["orders"], ["export", "trades", "-o", "t.csv"]):
+        done = run_bot(*verb, cwd=demo_folder)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip() == (
+            "bot: error: no config file, and no journal at data/bot.db; the paper demo's "
+            "journal is data/paper-demo.db: add --paper to read it"
+        )
+    assert not (demo_folder / "data" / "bot.db").exists()  # nothing made on the way
+
+
+def test_paper_reports_lists_and_exports_the_demos_trades(demo_folder: Path) -> None:
+    report = run_bot("report", "--paper", cwd=demo_folder)
+    assert report.returncode == 0, report.stderr
+    assert "strategy dca-apt (cost basis FIFO" in report.stdout
+    assert "11.2275 APT" in report.stdout  # 4.99 + 6.2375: the demo wallet's fills
+    orders = run_bot("orders", "--paper", cwd=demo_folder)
+    assert orders.returncode == 0, orders.stderr
+    assert "0xdca1" in orders.stdout and "0xlim1" in orders.stdout
+    shown = run_bot("orders", "show", "0xdca1", "--paper", cwd=demo_folder)
+    assert shown.returncode == 0 and "6.2375 APT at 4.008 USDC per APT" in shown.stdout
+    export = run_bot(
+        "export", "trades", "--paper", "--format", "koinly", "-o", "t.csv", cwd=demo_folder
+    )
+    assert export.returncode == 0, export.stderr
+    assert export.stdout.startswith("wrote 3 trades to t.csv (koinly)")
+    assert (demo_folder / "t.csv").read_text().count("\n") == 4  # a header and 3 trades
+
+
+def test_paper_without_a_demo_says_so_and_makes_nothing(tmp_path: Path) -> None:
+    done = run_bot("report", "--paper", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "bot: error: --paper: no paper demo in data/ (run `bot run --paper` with no config "
+        "file first)"
+    )
+    assert not (tmp_path / "data").exists()  # no key made for a reader
+
+
+def test_paper_with_a_live_config_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('mode = "live"\n[wallet]\naddress = "0x1"\n', encoding="utf-8")
+    done = run_bot("report", "--paper", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "bot: error: --paper reads a paper journal, and the config is live: drop --paper"
+    )
