@@ -35,11 +35,15 @@ __all__ = [
     "MAX_DIGITS",
     "MEASURED_DIGITS",
     "MIN_DIGITS",
+    "USD_PLACES",
     "Bound",
     "Price",
     "PriceConvention",
     "common_unit",
+    "measured_price_text",
+    "percent_text",
     "round_significant",
+    "usd_text",
 ]
 
 DEFAULT_PRICE_QUOTE: Final[tuple[str, ...]] = ("USDC", "USDt", "USDT", "APT")
@@ -50,6 +54,9 @@ MAX_DIGITS: Final = 10
 """… and at most this many."""
 MEASURED_DIGITS: Final = 6
 """A price computed from two amounts (an average, a fill) has at most this many."""
+USD_PLACES: Final = 2
+"""A shown USD figure (a value, a P&L) has this many decimal places, half to even."""
+_CENT: Final = Decimal(1).scaleb(-USD_PLACES)
 _WORK_PRECISION: Final = 60
 
 Bound = Literal["min", "max"]
@@ -94,6 +101,37 @@ def round_significant(value: Decimal, digits: int, rounding: str = ROUND_HALF_EV
     with localcontext() as ctx:
         ctx.prec = max(ctx.prec, digits + 2, len(value.as_tuple().digits) + 2)
         return value.quantize(quantum, rounding=rounding)
+
+
+def usd_text(value: Decimal | None, *, signed: bool = False) -> str:
+    """A USD figure as every output shows it: `1,234.50 USD` (`USD_PLACES`, half to even).
+
+    `n/a` when unknown; `signed`: with its sign, `+1.20 USD`. A figure that rounds to zero
+    has no sign of its own: a loss of 0.004 USD is `0.00 USD` (`+0.00 USD`), never `-0.00`.
+    """
+    if value is None:
+        return "n/a"
+    shown = _rounded(value, _CENT)
+    return f"{shown:+,.{USD_PLACES}f} USD" if signed else f"{shown:,.{USD_PLACES}f} USD"
+
+
+def percent_text(value: Decimal) -> str:
+    """A percentage with its sign and two places (half to even): `+0.36 %`, never `-0.00 %`."""
+    return f"{_rounded(value, _CENT):+} %"
+
+
+def measured_price_text(value: Decimal | None) -> str:
+    """A price computed from amounts (an average entry, a market mean), without its unit.
+
+    `MEASURED_DIGITS` significant digits, half to even; `n/a` when unknown.
+    """
+    return "n/a" if value is None else format_decimal(round_significant(value, MEASURED_DIGITS))
+
+
+def _rounded(value: Decimal, quantum: Decimal) -> Decimal:
+    """`value` rounded to `quantum` (half to even), a zero without a minus sign."""
+    shown = value.quantize(quantum, rounding=ROUND_HALF_EVEN)
+    return abs(shown) if shown.is_zero() else shown
 
 
 def _significant(value: Decimal) -> int:

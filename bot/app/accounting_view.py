@@ -1,44 +1,38 @@
 """How accounting figures are shown: one strategy's table, its bucket rows, the JSON.
 
 One formatter for every command that shows a `bot.accounting.Summary` (`bot report`, its
-`--html` page, `bot backtest --accounting`). Display rounding happens only here: USD to
-2 decimal places, prices to 6 significant digits, percents to 2 decimal places, all half
-to even; token amounts are shown exactly, named by the `PriceConvention`'s labels.
+`--html` page, `bot backtest --accounting`). Display rounding is `bot.price_view`'s, as
+in every other output (Telegram, the running bot's summary): USD to 2 decimal places,
+prices to 6 significant digits, percents to 2 decimal places, all half to even, a zero
+without a minus sign; token amounts are shown exactly, named by the `PriceConvention`'s
+labels.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 from typing import Final
 
 from bot.accounting import Summary, ratio
 from bot.accounting.locked import Locked
 from bot.app.report import Report, holdings_value, summary_data
 from bot.money import format_decimal
-from bot.price_view import PriceConvention, round_significant
+from bot.price_view import PriceConvention, measured_price_text, percent_text, usd_text
 
 __all__ = [
     "BUCKET_HEADER",
-    "PRICE_DIGITS",
     "ROUNDING_NOTE",
-    "USD_PLACES",
     "amounts_text",
     "bucket_rows",
     "locked_data",
     "locked_text",
-    "price_text",
     "report_json",
     "summary_lines",
     "summary_rows",
     "summary_title",
-    "usd",
 ]
 
-USD_PLACES: Final = 2
-"""Shown USD figures are rounded to this many decimal places (half to even)."""
-PRICE_DIGITS: Final = 6
-"""Shown prices (average entry, market mean) have at most this many significant digits."""
 BUCKET_HEADER: Final = (
     "bucket",
     "trades",
@@ -55,24 +49,11 @@ ROUNDING_NOTE: Final = (
 )
 
 
-def usd(value: Decimal | None) -> str:
-    """A USD figure for display: 2 places, half to even (`n/a` when unknown)."""
-    if value is None:
-        return "n/a"
-    shown = value.quantize(Decimal(1).scaleb(-USD_PLACES), rounding=ROUND_HALF_EVEN)
-    return f"{shown:,.{USD_PLACES}f} USD"
-
-
 def amounts_text(sums: dict[str, Decimal], prices: PriceConvention) -> str:
     """Amounts of tokens for display, exact, named by `prices`' labels (`-` for none)."""
     if not sums:
         return "-"
     return ", ".join(f"{format_decimal(a)} {prices.label(t)}" for t, a in sums.items())
-
-
-def price_text(value: Decimal | None) -> str:
-    """A price for display: 6 significant digits, half to even (`n/a` when unknown)."""
-    return "n/a" if value is None else format_decimal(round_significant(value, PRICE_DIGITS))
 
 
 def summary_lines(
@@ -111,7 +92,10 @@ def summary_rows(
         ("trades", str(totals.trades)),
         ("invested", amounts_text(totals.invested, prices)),
         ("received", amounts_text(totals.received, prices)),
-        ("traded", usd(totals.traded_usd) + (" (valued trades only)" if summary.unvalued else "")),
+        (
+            "traded",
+            usd_text(totals.traded_usd) + (" (valued trades only)" if summary.unvalued else ""),
+        ),
     ]
     position = summary.position
     if position is not None:
@@ -120,37 +104,37 @@ def summary_rows(
         rows.append(
             (
                 "average entry",
-                "n/a (nothing bought)" if entry is None else f"{price_text(entry)} {unit}",
+                "n/a (nothing bought)" if entry is None else f"{measured_price_text(entry)} {unit}",
             )
         )
         if position.sold > 0:
             exit_price = ratio(position.proceeds, position.sold)
-            rows.append(("average exit", f"{price_text(exit_price)} {unit}"))
+            rows.append(("average exit", f"{measured_price_text(exit_price)} {unit}"))
         versus = position.entry_vs_market_percent
-        against = (
-            ""
-            if versus is None
-            else f" (entry {versus.quantize(Decimal('0.01'), rounding=ROUND_HALF_EVEN):+} %)"
-        )
+        against = "" if versus is None else f" (entry {percent_text(versus)})"
         mean = position.market_mean
         shown = (
-            "n/a (no recorded prices)" if mean is None else f"{price_text(mean)} {unit}{against}"
+            "n/a (no recorded prices)"
+            if mean is None
+            else f"{measured_price_text(mean)} {unit}{against}"
         )
         rows.append(("market mean (time-weighted)", shown))
     held = ", ".join(
         f"{format_decimal(h.quantity)} {prices.label(h.token)}" for h in summary.holdings
     )
-    rows.append(("position value", f"{usd(holdings_value(summary))} ({held or 'nothing held'})"))
+    rows.append(
+        ("position value", f"{usd_text(holdings_value(summary))} ({held or 'nothing held'})")
+    )
     if locked:
         rows.append(("in open orders", locked_text(locked, prices)))
-    rows.append((f"realised P&L ({summary.method.upper()})", usd(totals.realised_usd)))
-    rows.append(("unrealised P&L", usd(summary.unrealised_usd)))
+    rows.append((f"realised P&L ({summary.method.upper()})", usd_text(totals.realised_usd)))
+    rows.append(("unrealised P&L", usd_text(summary.unrealised_usd)))
     incomplete = " (incomplete: unvalued trades below)" if summary.unvalued else ""
-    rows.append(("total P&L", usd(summary.pnl_usd) + incomplete))
+    rows.append(("total P&L", usd_text(summary.pnl_usd) + incomplete))
     fees = "; ".join(f"{kind} {amounts_text(by, prices)}" for kind, by in totals.fees.items())
-    rows.append(("fees", f"{fees or 'none'} ({usd(totals.fees_usd)})"))
+    rows.append(("fees", f"{fees or 'none'} ({usd_text(totals.fees_usd)})"))
     gas = format_decimal(Decimal(totals.gas_octas).scaleb(-8))
-    rows.append(("gas", f"{gas} APT ({usd(totals.gas_usd)})"))
+    rows.append(("gas", f"{gas} APT ({usd_text(totals.gas_usd)})"))
     if summary.uncovered:
         beyond = amounts_text(summary.uncovered, prices)
         rows.append(
@@ -172,7 +156,7 @@ def locked_text(locked: Sequence[Locked], prices: PriceConvention) -> str:
     parts = []
     for held in locked:
         orders = f"{held.orders} order{'s' if held.orders != 1 else ''}"
-        value = "" if held.usd is None else f" ({usd(held.usd)})"
+        value = "" if held.usd is None else f" ({usd_text(held.usd)})"
         parts.append(f"{format_decimal(held.amount)} {prices.label(held.token)} in {orders}{value}")
     return "; ".join(parts)
 
@@ -201,9 +185,9 @@ def bucket_rows(summary: Summary, prices: PriceConvention) -> list[tuple[str, ..
                 str(f.trades),
                 amounts_text(f.invested, prices),
                 amounts_text(f.received, prices),
-                usd(f.traded_usd),
-                usd(f.fees_usd),
-                usd(f.realised_usd),
+                usd_text(f.traded_usd),
+                usd_text(f.fees_usd),
+                usd_text(f.realised_usd),
             )
         )
     return table

@@ -34,12 +34,11 @@ from bot.app.accounting_view import (
     bucket_rows,
     summary_rows,
     summary_title,
-    usd,
 )
 from bot.app.report import Report
 from bot.backtest.page import page, table
 from bot.clock import ensure_utc
-from bot.price_view import PriceConvention
+from bot.price_view import PriceConvention, usd_text
 from bot.svg_chart import Line, bar_chart, line_chart
 
 __all__ = [
@@ -155,7 +154,7 @@ def strategy_section(
     body.append(
         table(
             ("bucket", f"P&L change ({period})"),
-            [(label, usd(change)) for label, change in bars],
+            [(label, usd_text(change)) for label, change in bars],
             numeric=frozenset({1}),
         )
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 from typing import TYPE_CHECKING, Final
 
 from apscheduler.triggers.interval import IntervalTrigger
@@ -34,7 +34,12 @@ from bot.journal import Journal
 from bot.journal.db import sqlite_file
 from bot.logging import get_logger, redact
 from bot.money import format_decimal
-from bot.price_view import MEASURED_DIGITS, PriceConvention, round_significant
+from bot.price_view import (
+    PriceConvention,
+    measured_price_text,
+    percent_text,
+    usd_text,
+)
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -49,15 +54,6 @@ __all__ = [
 ]
 
 SUMMARY_JOB: Final = "summary"
-_CENT: Final = Decimal("0.01")
-
-
-def _usd(value: Decimal | None, *, signed: bool = False) -> str:
-    """A USD figure: 2 places, half to even; `n/a` when unknown."""
-    if value is None:
-        return "n/a"
-    shown = value.quantize(_CENT, rounding=ROUND_HALF_EVEN)
-    return f"{shown:+,.2f} USD" if signed else f"{shown:,.2f} USD"
 
 
 def _amounts(sums: dict[str, Decimal], convention: PriceConvention) -> str:
@@ -83,18 +79,18 @@ def summary_line(summary: Summary, convention: PriceConvention) -> str:
         if mean is None:
             shown += f" {unit} vs market n/a (no recorded prices)"
         else:
-            market = format_decimal(round_significant(mean, MEASURED_DIGITS))
+            market = measured_price_text(mean)
             shown += f" vs market {market} {unit}"
             versus = position.entry_vs_market_percent
             if versus is not None:
-                shown += f" ({versus.quantize(_CENT, rounding=ROUND_HALF_EVEN):+} %)"
+                shown += f" ({percent_text(versus)})"
         parts.append(shown)
-    parts.append(f"value {_usd(holdings_value(summary))}")
+    parts.append(f"value {usd_text(holdings_value(summary))}")
     if summary.unvalued:  # their lots cost nothing: a P&L would count them as pure gain
         count = len(summary.unvalued)
         parts.append(f"P&L n/a ({count} trade{'s' if count != 1 else ''} without a USD price)")
     else:
-        parts.append(f"P&L {_usd(summary.pnl_usd, signed=True)} ({summary.method.upper()})")
+        parts.append(f"P&L {usd_text(summary.pnl_usd, signed=True)} ({summary.method.upper()})")
     return f"{summary.name}: " + "; ".join(parts)
 
 

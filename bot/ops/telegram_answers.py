@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 from typing import Final
 
 from bot.accounting import BucketPeriod, Figures, Summary
@@ -19,7 +19,7 @@ from bot.accounting.exact import total
 from bot.journal.views import OrderView
 from bot.money import format_decimal
 from bot.ops.status_file import DaemonStatus
-from bot.price_view import PriceConvention, round_significant
+from bot.price_view import PriceConvention, measured_price_text, percent_text, usd_text
 
 __all__ = [
     "HELP",
@@ -35,7 +35,6 @@ __all__ = [
 
 MESSAGE_LIMIT: Final = 4000
 """Longest message we send, in UTF-16 code units (Telegram's limit is 4096)."""
-PRICE_DIGITS: Final = 6
 
 HELP: Final = "\n".join(
     [
@@ -97,18 +96,6 @@ def _short_lines(lines: Iterable[str], limit: int) -> Iterable[str]:
             yield line[:cut]
             line = line[cut:]
         yield line
-
-
-def usd(value: Decimal | None) -> str:
-    """A USD figure to the cent (`n/a` when unknown)."""
-    if value is None:
-        return "n/a"
-    shown = value.quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN)
-    return f"{shown:,.2f} USD"
-
-
-def _price(value: Decimal | None) -> str:
-    return "n/a" if value is None else format_decimal(round_significant(value, PRICE_DIGITS))
 
 
 def _amounts(sums: Mapping[str, Decimal], prices: PriceConvention) -> str:
@@ -186,7 +173,7 @@ def profit_text(summaries: Mapping[str, Summary], prices: PriceConvention) -> st
     pnl = [s.pnl_usd for s in summaries.values()]
     if len(blocks) > 1:
         known = [p for p in pnl if p is not None]
-        whole = usd(total(known)) + ("" if len(known) == len(pnl) else " (priced ones only)")
+        whole = usd_text(total(known)) + ("" if len(known) == len(pnl) else " (priced ones only)")
         blocks.append(f"all strategies: P&L {whole}")
     return "\n\n".join(blocks)
 
@@ -202,22 +189,22 @@ def _profit_block(summary: Summary, prices: PriceConvention) -> str:
     position = summary.position
     if position is not None and position.average_entry is not None:
         unit = f"{prices.label(position.pair.quote)} per {prices.label(position.pair.base)}"
-        line = f"avg entry {_price(position.average_entry)} {unit}"
+        line = f"avg entry {measured_price_text(position.average_entry)} {unit}"
         if position.market_mean is not None:
-            line += f", market mean {_price(position.market_mean)}"
+            line += f", market mean {measured_price_text(position.market_mean)}"
         versus = position.entry_vs_market_percent
         if versus is not None:
-            line += f" ({versus.quantize(Decimal('0.01'), rounding=ROUND_HALF_EVEN):+} %)"
+            line += f" ({percent_text(versus)})"
         lines.append(line)
     values = [h.value_usd for h in summary.holdings]
     value = None if any(v is None for v in values) else total(v for v in values if v is not None)
-    lines.append(f"value {usd(value)}" + ("" if value is not None else " (no recorded price)"))
+    lines.append(f"value {usd_text(value)}" + ("" if value is not None else " (no recorded price)"))
     lines.append(
-        f"P&L {usd(summary.pnl_usd)} (realised {usd(totals.realised_usd)}, "
-        f"unrealised {usd(summary.unrealised_usd)})"
+        f"P&L {usd_text(summary.pnl_usd)} (realised {usd_text(totals.realised_usd)}, "
+        f"unrealised {usd_text(summary.unrealised_usd)})"
     )
     gas = format_decimal(Decimal(totals.gas_octas).scaleb(-8))
-    lines.append(f"fees {usd(totals.fees_usd)}, gas {gas} APT ({usd(totals.gas_usd)})")
+    lines.append(f"fees {usd_text(totals.fees_usd)}, gas {gas} APT ({usd_text(totals.gas_usd)})")
     if summary.unvalued:
         lines.append(f"{len(summary.unvalued)} trades without a USD price (not in USD figures)")
     return "\n".join(lines)
@@ -258,7 +245,8 @@ def period_text(
     lines = [f"{span}: trades, traded, fees+gas, realised P&L"]
     for label, row in sorted(rows.items(), key=lambda item: item[1].first, reverse=True):
         lines.append(
-            f"{label}: {row.trades}, {usd(row.traded)}, {usd(row.fees)}, {usd(row.realised)}"
+            f"{label}: {row.trades}, {usd_text(row.traded)}, {usd_text(row.fees)}, "
+            f"{usd_text(row.realised)}"
         )
     return "\n".join(lines)
 

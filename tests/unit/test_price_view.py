@@ -16,7 +16,10 @@ from bot.price_view import (
     Price,
     PriceConvention,
     common_unit,
+    measured_price_text,
+    percent_text,
     round_significant,
+    usd_text,
 )
 
 APT_COIN = "0x1::aptos_coin::AptosCoin"
@@ -214,3 +217,21 @@ def test_display_settings_default_and_validation() -> None:
     assert Settings(display={"price_quote": [" APT "]}).display.price_quote == ["APT"]
     with pytest.raises(ValidationError, match="not a token symbol"):
         Settings(display={"price_quote": ["USDC", " "]})
+
+
+def test_usd_figures_round_half_to_even_and_a_zero_has_no_minus_sign() -> None:
+    assert usd_text(Decimal("1234.505")) == "1,234.50 USD"
+    assert usd_text(Decimal("-0.635"), signed=True) == "-0.64 USD"
+    assert usd_text(Decimal("1.2"), signed=True) == "+1.20 USD"
+    # A loss of less than half a cent (the gas of an order's creation) shows as nothing lost.
+    assert usd_text(Decimal("-0.0045")) == "0.00 USD"
+    assert usd_text(Decimal("-0.0045"), signed=True) == "+0.00 USD"
+    assert usd_text(None) == "n/a"
+
+
+def test_percents_and_measured_prices() -> None:
+    assert percent_text(Decimal("0.3649")) == "+0.36 %"
+    assert percent_text(Decimal("-1.175")) == "-1.18 %"
+    assert percent_text(Decimal("-0.001")) == "+0.00 %"
+    assert measured_price_text(Decimal("5.0243512")) == "5.02435"
+    assert measured_price_text(None) == "n/a"
