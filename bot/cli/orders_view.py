@@ -162,6 +162,15 @@ def order_row(order: OrderView, prices: PriceConvention, now: datetime) -> dict[
     }
 
 
+FEES_INCLUDED = "the keeper's fees included"
+"""How an order's average price is counted: what it sold, fees and all, per unit received."""
+AVERAGE_NOTE = (
+    f"AVG PRICE: what was sold ({FEES_INCLUDED}) per unit received, so a filled limit "
+    "order's can lie a little beyond its LIMIT"
+)
+"""The line under a table that shows a limit order's average price."""
+
+
 def _text(value: Decimal | None) -> str | None:
     return format_decimal(value) if value is not None else None
 
@@ -195,9 +204,12 @@ def table_lines(orders: Sequence[OrderView], prices: PriceConvention, now: datet
         for r in rows
     ]
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    return [
+    lines = [
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table
     ]
+    if any(r["kind"] == "limit" and r["average_price"] is not None for r in rows):
+        lines.append(AVERAGE_NOTE)
+    return lines
 
 
 def _limit_terms(order: OrderView, prices: PriceConvention) -> str:
@@ -274,7 +286,10 @@ def show_lines(
         ("progress", data["progress"]),
         ("received", f"{data['to_amount_received'] or '0'} {bought}"),
         ("limit price", data["limit"]),
-        ("average price", f"{average} {unit}" if average else "- (nothing filled yet)"),
+        (
+            "average price",
+            f"{average} {unit} ({FEES_INCLUDED})" if average else "- (nothing filled yet)",
+        ),
         ("created", f"{data['created_at']} ({duration(data['age_seconds'])} ago)"),
     ]
     if "interval" in data:

@@ -123,7 +123,8 @@ def test_show_names_the_limit_the_expiry_and_each_fill_with_its_time() -> None:
     lines = show_lines(data, the_order, book, now)
     assert "limit price    buy APT at ≤ 4.931 USDC per APT" in lines
     assert "expires        2026-03-02T00:00:00+00:00 (in 23h)" in lines
-    assert "average price  4.95 USDC per APT" in lines  # 10 / 2.02 = 4.9504…
+    # 10 / 2.02 = 4.9504…: beyond the limit of 4.931, since the keeper's fee is in the 10.
+    assert "average price  4.95 USDC per APT (the keeper's fees included)" in lines
     assert (
         "  2026-03-01T00:20:00+00:00  #1 filled    10 USDC → 2.02 APT at 4.95 USDC per APT" in lines
     )
@@ -134,3 +135,19 @@ def test_duration() -> None:
     assert [duration(s) for s in (-5, 0, 59, 60, 3_599, 3_600, 86_399, 86_400)] == [
         "0s", "0s", "59s", "1m", "59m", "1h", "23h", "1d",
     ]  # fmt: skip
+
+
+def test_a_filled_limit_orders_average_is_explained_under_the_table() -> None:
+    filled = order(
+        rate=Decimal("0.2028"),
+        amount_spent=Decimal(25),
+        to_amount_received=Decimal("5.0718"),
+        status="filled",
+    )
+    _header, row, note = table_lines([filled], prices(), T0)
+    assert row.split()[5:7] == ["≤", "4.931"] and row.split()[7] == "4.9292"
+    assert note == (
+        "AVG PRICE: what was sold (the keeper's fees included) per unit received, so a filled "
+        "limit order's can lie a little beyond its LIMIT"
+    )
+    assert len(table_lines([order(rate=Decimal("0.2028"))], prices(), T0)) == 2  # none filled
