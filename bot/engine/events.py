@@ -150,20 +150,28 @@ _KNOWN: Final = frozenset({*_BY_STATUS, "active"})
 
 
 def event_for_change(kind: str, change: RecordedChange) -> list[OrderEvent]:
-    """The events of one journal change (none when nothing was recorded)."""
-    events: list[OrderEvent] = []
-    if change.transition_recorded:
-        if change.to_status == "missing":
-            return events  # reported by the tracker as OrderDisappeared
-        if change.from_status == "missing":
-            cls: type[OrderStatusChanged] = OrderReappeared
-        elif change.to_status not in _KNOWN:
-            cls = UnknownStatus
-        elif change.to_status == "active" and change.from_status is not None:
-            cls = OrderStatusChanged  # e.g. back to active: report, not "created"
-        else:
-            cls = _BY_STATUS[change.to_status]
-        events.append(cls(kind, change.order_id, change.from_status, change.to_status))
+    """The events of one journal change (none when nothing was recorded), in their order.
+
+    An order is created before its first fills; any other status (filled, partially
+    filled, cancelled, …) comes after the fills that led to it: the last slice is told
+    before the order is told filled, as it happened.
+    """
+    if change.transition_recorded and change.to_status == "missing":
+        return []  # reported by the tracker as OrderDisappeared
+    fills: list[OrderEvent] = []
     if change.fills_added:
-        events.append(FillsRecorded(kind, change.order_id, change.fills_added))
-    return events
+        fills.append(FillsRecorded(kind, change.order_id, change.fills_added))
+    if not change.transition_recorded:
+        return fills
+    if change.from_status == "missing":
+        cls: type[OrderStatusChanged] = OrderReappeared
+    elif change.to_status not in _KNOWN:
+        cls = UnknownStatus
+    elif change.to_status == "active" and change.from_status is not None:
+        cls = OrderStatusChanged  # e.g. back to active: report, not "created"
+    else:
+        cls = _BY_STATUS[change.to_status]
+    status = cls(kind, change.order_id, change.from_status, change.to_status)
+    if cls in (OrderCreated, OrderReappeared):
+        return [status, *fills]
+    return [*fills, status]
