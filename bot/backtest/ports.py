@@ -218,8 +218,9 @@ class CoreEvents:
     """The order tracker of a backtest: what changed in the core since the last poll.
 
     An order a strategy created starts as the executor records it (active, no execution
-    records); each poll reports, per order, a status transition (if any) then
-    `FillsRecorded` for new records — DCA orders first, then limit orders, live ones
+    records); each poll reports, per order, `FillsRecorded` for new records and a status
+    transition (if any) in `event_for_change`'s order (created first, any other status
+    after the fills) — DCA orders first, then limit orders, live ones
     before finished ones, newest first, as the tracker walks its pages — and delivers
     them to the subscribers before it returns. Only orders not yet seen final are looked at.
     """

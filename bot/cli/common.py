@@ -32,6 +32,7 @@ __all__ = [
     "PAPER_READ_HELP",
     "CliState",
     "config_path",
+    "demo_settings_or_exit",
     "fail",
     "load_or_exit",
     "make_client",
@@ -125,7 +126,7 @@ def reading_settings(ctx: typer.Context, *, paper: bool) -> Settings:
     if config_path(state(ctx)) is not None:
         settings = load_or_exit(ctx)
         if paper and settings.mode == "live":
-            fail("--paper reads a paper journal, and the config is live: drop --paper", EXIT_USAGE)
+            fail(_LIVE_PAPER, EXIT_USAGE)
         return settings
     demo = DEMO_DIR / DEMO_JOURNAL
     found = demo.exists() and demo_key_file(DEMO_DIR, create=False) is not None
@@ -136,9 +137,10 @@ def reading_settings(ctx: typer.Context, *, paper: bool) -> Settings:
                 "config file first)",
                 EXIT_USAGE,
             )
-        from bot.cli.demo import demo_settings
-
-        return demo_settings(load_or_exit(ctx))
+        base = load_or_exit(ctx)
+        if base.mode == "live":  # live through the environment alone (`BOT_MODE`)
+            fail(_LIVE_PAPER, EXIT_USAGE)
+        return demo_settings_or_exit(base)
     settings = load_or_exit(ctx)
     missing = _missing_journal(settings.journal.url) if found else None
     if missing is not None:
@@ -148,6 +150,24 @@ def reading_settings(ctx: typer.Context, *, paper: bool) -> Settings:
             EXIT_USAGE,
         )
     return settings
+
+
+_LIVE_PAPER = "--paper reads a paper journal, and the config is live: drop --paper"
+
+
+def demo_settings_or_exit(base: Settings) -> Settings:
+    """The paper demo's config over `base` (`bot.cli.demo.demo_settings`).
+
+    Its key cannot be made or read (a mode other than 0600, not a key, a dangling link):
+    one line naming it, exit 2.
+    """
+    from bot.chain import KeyFileError
+    from bot.cli.demo import demo_settings
+
+    try:
+        return demo_settings(base)
+    except (KeyFileError, SetupError) as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 def _missing_journal(url: str) -> Path | None:

@@ -61,6 +61,10 @@ KindOption = Annotated[
 ]
 
 
+_PAPER = "bot.orders.paper"
+"""Where `bot orders --paper` leaves its flag for a subcommand (`ctx.meta`, shared)."""
+
+
 def _open(settings: Settings) -> Journal:
     """The journal, read-only, opened for the configured wallet (`own_wallet`)."""
     return open_journal(settings.journal.url, readonly=True, wallet=own_wallet(settings))
@@ -79,6 +83,7 @@ def orders(
     Prices (limit and average) in the `[display].price_quote` convention.
     """
     if ctx.invoked_subcommand is not None:
+        ctx.meta[_PAPER] = paper  # `bot orders --paper show ID`: the subcommand reads it
         return
     if status not in ("active", "completed", "all"):
         fail("--status must be active, completed or all", EXIT_USAGE)
@@ -139,7 +144,7 @@ def show(
     paper: Annotated[bool, typer.Option("--paper", help=PAPER_READ_HELP)] = False,
 ) -> None:
     """One order: its limit price, expiry, status transitions and fills, with times."""
-    settings = reading_settings(ctx, paper=paper)
+    settings = reading_settings(ctx, paper=paper or bool(ctx.meta.get(_PAPER)))
     with _open(settings) as journal:
         order = _find(journal, order_id, kind)
         transitions = journal.transitions(order.kind, order.order_id)

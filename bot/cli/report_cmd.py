@@ -3,9 +3,9 @@
 `--paper` with no config file reads the paper demo's journal (`reading_settings`).
 
 Parses and prints; the figures come from `bot.app.report` (journal read-only), the table
-from `bot.app.accounting_view` (display rounding only there: USD to 2 decimal places,
-prices to 6 significant digits, percents to 2 decimal places, all half to even; token
-amounts exact). `--json` gives the exact figures, decimals as strings. `--html DIR`
+from `bot.app.accounting_view` (display rounding `bot.price_view`'s: USD to 2 decimal
+places, prices to 6 significant digits, percents to 2 decimal places, all half to even;
+token amounts exact). `--json` gives the exact figures, decimals as strings. `--html DIR`
 writes `DIR/index.html` (`bot.app.report_page`: the same figures with SVG charts); an
 existing one is replaced only with `--force`.
 """

@@ -20,7 +20,15 @@ import typer
 
 from bot.api import ApiError
 from bot.chain import ChainError
-from bot.cli.common import EXIT_FAILURE, EXIT_USAGE, config_path, fail, load_or_exit, state
+from bot.cli.common import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    config_path,
+    demo_settings_or_exit,
+    fail,
+    load_or_exit,
+    state,
+)
 from bot.config import Settings
 from bot.logging import configure_logging, get_logger, running_log_level
 
@@ -68,9 +76,7 @@ def _settings(ctx: typer.Context, *, paper: bool) -> Settings:
     the live journal, under the live wallet.
     """
     if paper and config_path(state(ctx)) is None:
-        from bot.cli.demo import demo_settings
-
-        return demo_settings(load_or_exit(ctx))
+        return demo_settings_or_exit(load_or_exit(ctx))
     settings = load_or_exit(ctx)
     if paper and settings.mode == "live":  # its journal and key are the live ones
         fail(

@@ -172,6 +172,6 @@ def event_for_change(kind: str, change: RecordedChange) -> list[OrderEvent]:
     else:
         cls = _BY_STATUS[change.to_status]
     status = cls(kind, change.order_id, change.from_status, change.to_status)
-    if cls in (OrderCreated, OrderReappeared):
+    if cls is OrderCreated:
         return [status, *fills]
     return [*fills, status]

@@ -50,6 +50,10 @@ def test_paper_reports_lists_and_exports_the_demos_trades(demo_folder: Path) -> 
     assert orders.returncode == 0, orders.stderr
     assert "0xdca1" in orders.stdout and "0xlim1" in orders.stdout
     shown = run_bot("orders", "show", "0xdca1", "--paper", cwd=demo_folder)
+    assert shown.returncode == 0, shown.stderr
+    group = run_bot("orders", "--paper", "show", "0xdca1", cwd=demo_folder)  # either place
+    assert group.returncode == 0, group.stderr
+    assert group.stdout.splitlines()[:5] == shown.stdout.splitlines()[:5]  # id … status
     assert shown.returncode == 0 and "6.2375 APT at 4.008 USDC per APT" in shown.stdout
     export = run_bot(
         "export", "trades", "--paper", "--format", "koinly", "-o", "t.csv", cwd=demo_folder
@@ -77,3 +81,21 @@ def test_paper_with_a_live_config_is_refused(tmp_path: Path) -> None:
     assert done.stderr.strip() == (
         "bot: error: --paper reads a paper journal, and the config is live: drop --paper"
     )
+
+
+def test_paper_with_live_set_in_the_environment_alone_is_refused(demo_folder: Path) -> None:
+    done = run_bot("report", "--paper", cwd=demo_folder, env={"BOT_MODE": "live"})
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "bot: error: --paper reads a paper journal, and the config is live: drop --paper"
+    )
+
+
+def test_a_demo_key_open_to_others_is_one_line_not_a_traceback(demo_folder: Path) -> None:
+    (demo_folder / "data" / "paper-demo.key").chmod(0o644)
+    for verb in (["report", "--paper"], ["once", "--dry-run", "--paper"]):
+        done = run_bot(*verb, cwd=demo_folder)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr
+        (line,) = done.stderr.strip().splitlines()
+        assert line.startswith("bot: error: ") and "paper-demo.key" in line

@@ -126,8 +126,8 @@ def test_order_events_reach_the_strategy_as_the_tracker_delivers_them(
         ("tick", T0 + 3 * HOUR),
     ]
     assert [s[2:] for s in seen if s[0] == "event"] == [
+        ("FillsRecorded", order.order_id),  # the slices, then the order told filled
         ("OrderFilled", order.order_id),
-        ("FillsRecorded", order.order_id),
     ]
 
 
