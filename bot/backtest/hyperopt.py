@@ -52,6 +52,7 @@ __all__ = [
     "SearchPlan",
     "Snapshot",
     "exact_trials",
+    "fail_orphans",
     "holdout_rows",
     "importances",
     "open_study",
@@ -305,6 +306,7 @@ def run_worker(
     import optuna
 
     study = open_study(plan, offset=offset + counted_or_zero(plan))
+    fail_orphans(study)
     worker = f"{socket.gethostname()}:{os.getpid()}"  # who ran it, in the study's record
     ran = 0
     while not stop():
@@ -342,6 +344,46 @@ def run_worker(
         if on_trial is not None:
             on_trial(study)
     return ran
+
+
+def fail_orphans(study: optuna.Study) -> list[int]:
+    """Mark failed the running trials whose worker process on this machine is gone.
+
+    A worker killed outright (kill -9, the out-of-memory killer, a power loss) leaves its
+    trial `RUNNING`: it would stay so for good, and TPE's constant liar would keep taking
+    it for a bad point. Its `worker` attribute (host:pid) names the process; when that
+    host is this one and no process has that pid, it ran nothing since. A worker on
+    another machine cannot be asked: its trials stay as they are. Returns the numbers of
+    the trials failed (they still count toward the study's total, as failed trials do).
+    """
+    import optuna
+
+    host = socket.gethostname()
+    failed = []
+    for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
+        name, _, pid = str(trial.user_attrs.get("worker", "")).rpartition(":")
+        if name != host or not pid.isdigit() or _process_exists(int(pid)):
+            continue
+        try:  # another worker starting at the same moment may fail it first
+            study.tell(trial.number, state=optuna.trial.TrialState.FAIL, skip_if_finished=True)
+        except (RuntimeError, ValueError):
+            continue
+        failed.append(trial.number)
+    return failed
+
+
+def _process_exists(pid: int) -> bool:
+    """True when this machine has a process `pid` (another user's included), or may have.
+
+    A pid no process can have (out of range) is taken as existing: its trial is left.
+    """
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def _key(params: Mapping[str, str]) -> str:

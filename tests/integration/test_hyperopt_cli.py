@@ -4,7 +4,9 @@ real SQLite study files; the best trial re-run through the engine gives its scor
 from __future__ import annotations
 
 import json
+import os
 import re
+import socket
 import subprocess
 import sys
 from decimal import Decimal
@@ -110,6 +112,32 @@ def test_a_stopped_search_resumes_without_running_a_trial_twice(week: Path, tmp_
     assert "hyperopt: 6/6 trials" in second.stderr
     again = search(week, tmp_path / "out", trials=6)  # full: nothing to do
     assert again.returncode == 0 and len(study_of(tmp_path / "out").trials) == 6
+
+
+def test_a_trial_whose_worker_was_killed_is_failed_by_the_next_run(
+    week: Path, tmp_path: Path
+) -> None:
+    first = search(week, tmp_path / "out", trials=2)
+    assert first.returncode == 0, first.stderr
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # its pid names no process now
+    study = study_of(tmp_path / "out")
+    owners = {
+        "killed": f"{socket.gethostname()}:{dead.pid}",
+        "alive": f"{socket.gethostname()}:{os.getpid()}",
+        "elsewhere": f"another-machine:{dead.pid}",
+    }
+    numbers = {}
+    for name, owner in owners.items():  # as a worker leaves a trial it was running
+        trial = study.ask()
+        trial.set_user_attr("worker", owner)
+        numbers[name] = trial.number
+    second = search(week, tmp_path / "out", trials=6)
+    assert second.returncode == 0, second.stderr
+    states = {t.number: t.state.name for t in study_of(tmp_path / "out").trials}
+    assert states[numbers["killed"]] == "FAIL"  # its worker is gone: failed, counted
+    assert states[numbers["alive"]] == states[numbers["elsewhere"]] == "RUNNING"  # left
+    assert list(states.values()).count("COMPLETE") == 3  # 2 + the one trial that fits
 
 
 def test_the_holdout_reports_the_top_trials_on_the_end_of_the_window(
