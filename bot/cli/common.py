@@ -120,14 +120,15 @@ def reading_settings(ctx: typer.Context, *, paper: bool) -> Settings:
     `--paper`, when the default journal is missing but the demo's is there: one line
     saying that `--paper` reads it (exit 2).
     """
-    from bot.app.paper_key import demo_key_file
-    from bot.cli.demo import DEMO_DIR, DEMO_JOURNAL
-
     if config_path(state(ctx)) is not None:
         settings = load_or_exit(ctx)
         if paper and settings.mode == "live":
             fail(_LIVE_PAPER, EXIT_USAGE)
         return settings
+    # Only without a config file: the demo's module loads the signer's (7 MB more).
+    from bot.app.paper_key import demo_key_file
+    from bot.cli.demo import DEMO_DIR, DEMO_JOURNAL
+
     demo = DEMO_DIR / DEMO_JOURNAL
     found = demo.exists() and demo_key_file(DEMO_DIR, create=False) is not None
     if paper:

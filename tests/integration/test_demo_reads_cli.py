@@ -8,6 +8,8 @@ it. Without `--paper` the reading verbs say where the demo's journal is instead 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import pytest
 
 from bot.app.paper_key import demo_key_file
 from bot.chain import account_address, load_private_key
-from tests.support.cli import run_bot
+from tests.support.cli import ROOT, run_bot
 from tests.support.trade_journal import write_trades
 
 SLICES = [(Decimal("5"), Decimal("4.99")), (Decimal("4"), Decimal("6.2375"))]
@@ -99,3 +101,23 @@ def test_a_demo_key_open_to_others_is_one_line_not_a_traceback(demo_folder: Path
         assert "Traceback" not in done.stderr
         (line,) = done.stderr.strip().splitlines()
         assert line.startswith("bot: error: ") and "paper-demo.key" in line
+
+
+def test_with_a_config_the_reading_verbs_load_nothing_of_the_demo(tmp_path: Path) -> None:
+    """The demo's module loads the signer's (7 MB of a report's peak): only without a config."""
+    write_trades(tmp_path / "bot.db", SLICES)
+    config = tmp_path / "config.toml"
+    config.write_text(f'mode = "paper"\n[journal]\nurl = "sqlite:///{tmp_path / "bot.db"}"\n')
+    probe = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from bot.cli import app\n"
+        f"done = CliRunner().invoke(app, ['-c', {str(config)!r}, 'report'])\n"
+        "assert done.exit_code == 0, done.output\n"
+        "print(sorted(m for m in ('bot.cli.demo', 'bot.chain') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
