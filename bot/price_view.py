@@ -21,7 +21,7 @@ a fill) is rounded half to even.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal, localcontext
@@ -39,6 +39,7 @@ __all__ = [
     "Bound",
     "Price",
     "PriceConvention",
+    "amounts_text",
     "common_unit",
     "measured_price_text",
     "percent_text",
@@ -118,6 +119,16 @@ def usd_text(value: Decimal | None, *, signed: bool = False) -> str:
 def percent_text(value: Decimal) -> str:
     """A percentage with its sign and two places (half to even): `+0.36 %`, never `-0.00 %`."""
     return f"{_rounded(value, _CENT):+} %"
+
+
+def amounts_text(sums: Mapping[str, Decimal], prices: PriceConvention, *, none: str = "-") -> str:
+    """Amounts of tokens as every output shows them: exact, named by `prices`' labels.
+
+    `10 USDC, 1.5 APT`; `none` when there are none.
+    """
+    if not sums:
+        return none
+    return ", ".join(f"{format_decimal(a)} {prices.label(t)}" for t, a in sums.items())
 
 
 def measured_price_text(value: Decimal | None) -> str:

@@ -18,12 +18,17 @@ from bot.accounting import Summary, ratio
 from bot.accounting.locked import Locked
 from bot.app.report import Report, holdings_value, summary_data
 from bot.money import format_decimal
-from bot.price_view import PriceConvention, measured_price_text, percent_text, usd_text
+from bot.price_view import (
+    PriceConvention,
+    amounts_text,
+    measured_price_text,
+    percent_text,
+    usd_text,
+)
 
 __all__ = [
     "BUCKET_HEADER",
     "ROUNDING_NOTE",
-    "amounts_text",
     "bucket_rows",
     "locked_data",
     "locked_text",
@@ -47,13 +52,6 @@ ROUNDING_NOTE: Final = (
     "USD rounded to 2 places, prices to 6 significant digits; token amounts exact; "
     "--json for exact figures"
 )
-
-
-def amounts_text(sums: dict[str, Decimal], prices: PriceConvention) -> str:
-    """Amounts of tokens for display, exact, named by `prices`' labels (`-` for none)."""
-    if not sums:
-        return "-"
-    return ", ".join(f"{format_decimal(a)} {prices.label(t)}" for t, a in sums.items())
 
 
 def summary_lines(

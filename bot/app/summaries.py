@@ -36,6 +36,7 @@ from bot.logging import get_logger, redact
 from bot.money import format_decimal
 from bot.price_view import (
     PriceConvention,
+    amounts_text,
     measured_price_text,
     percent_text,
     usd_text,
@@ -56,18 +57,12 @@ __all__ = [
 SUMMARY_JOB: Final = "summary"
 
 
-def _amounts(sums: dict[str, Decimal], convention: PriceConvention) -> str:
-    if not sums:
-        return "nothing"
-    return ", ".join(f"{format_decimal(a)} {convention.label(t)}" for t, a in sums.items())
-
-
 def summary_line(summary: Summary, convention: PriceConvention) -> str:
     """One strategy's figures on one line (invested, received, entry vs market, value, P&L)."""
     totals = summary.totals
     parts = [
-        f"invested {_amounts(totals.invested, convention)}, "
-        f"received {_amounts(totals.received, convention)}"
+        f"invested {amounts_text(totals.invested, convention, none='nothing')}, "
+        f"received {amounts_text(totals.received, convention, none='nothing')}"
     ]
     position = summary.position
     if position is not None:

@@ -19,7 +19,13 @@ from bot.accounting.exact import total
 from bot.journal.views import OrderView
 from bot.money import format_decimal
 from bot.ops.status_file import DaemonStatus
-from bot.price_view import PriceConvention, measured_price_text, percent_text, usd_text
+from bot.price_view import (
+    PriceConvention,
+    amounts_text,
+    measured_price_text,
+    percent_text,
+    usd_text,
+)
 
 __all__ = [
     "HELP",
@@ -96,12 +102,6 @@ def _short_lines(lines: Iterable[str], limit: int) -> Iterable[str]:
             yield line[:cut]
             line = line[cut:]
         yield line
-
-
-def _amounts(sums: Mapping[str, Decimal], prices: PriceConvention) -> str:
-    if not sums:
-        return "-"
-    return ", ".join(f"{format_decimal(a)} {prices.label(t)}" for t, a in sums.items())
 
 
 # --- /status -----------------------------------------------------------------------------
@@ -183,8 +183,8 @@ def _profit_block(summary: Summary, prices: PriceConvention) -> str:
     lines = [
         f"{summary.name} ({totals.trades} trade{'s' if totals.trades != 1 else ''}, "
         f"cost basis {summary.method.upper()})",
-        f"invested {_amounts(totals.invested, prices)}",
-        f"received {_amounts(totals.received, prices)}",
+        f"invested {amounts_text(totals.invested, prices)}",
+        f"received {amounts_text(totals.received, prices)}",
     ]
     position = summary.position
     if position is not None and position.average_entry is not None:

@@ -15,6 +15,7 @@ from bot.price_view import (
     DEFAULT_PRICE_QUOTE,
     Price,
     PriceConvention,
+    amounts_text,
     common_unit,
     measured_price_text,
     percent_text,
@@ -235,3 +236,11 @@ def test_percents_and_measured_prices() -> None:
     assert percent_text(Decimal("-0.001")) == "+0.00 %"
     assert measured_price_text(Decimal("5.0243512")) == "5.02435"
     assert measured_price_text(None) == "n/a"
+
+
+def test_amounts_are_exact_and_named_by_the_convention() -> None:
+    prices = PriceConvention(book=BOOK)
+    sums = {USDC_FA: Decimal("10.50"), APT_COIN: Decimal("1.25000000")}
+    assert amounts_text(sums, prices) == "10.5 USDC, 1.25 APT"
+    assert amounts_text({}, prices) == "-"
+    assert amounts_text({}, prices, none="nothing") == "nothing"
