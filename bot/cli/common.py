@@ -131,18 +131,17 @@ def reading_settings(ctx: typer.Context, *, paper: bool) -> Settings:
 
     demo = DEMO_DIR / DEMO_JOURNAL
     found = demo.exists() and demo_key_file(DEMO_DIR, create=False) is not None
-    if paper:
-        if not found:
-            fail(
-                f"--paper: no paper demo in {DEMO_DIR}/ (run `bot run --paper` with no "
-                "config file first)",
-                EXIT_USAGE,
-            )
-        base = load_or_exit(ctx)
-        if base.mode == "live":  # live through the environment alone (`BOT_MODE`)
-            fail(_LIVE_PAPER, EXIT_USAGE)
-        return demo_settings_or_exit(base)
+    if paper and not found:
+        fail(
+            f"--paper: no paper demo in {DEMO_DIR}/ (run `bot run --paper` with no config "
+            "file first)",
+            EXIT_USAGE,
+        )
     settings = load_or_exit(ctx)
+    if paper:
+        if settings.mode == "live":  # live through the environment alone (`BOT_MODE`)
+            fail(_LIVE_PAPER, EXIT_USAGE)
+        return demo_settings_or_exit(settings)
     missing = _missing_journal(settings.journal.url) if found else None
     if missing is not None:
         fail(
