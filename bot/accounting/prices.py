@@ -124,6 +124,10 @@ class PriceSeries:
         """The first point's time, or None for an empty series."""
         return from_micros(self._times[0]) if self._times else None
 
+    def last_time(self) -> datetime | None:
+        """The last point's time, or None for an empty series."""
+        return from_micros(self._times[-1]) if self._times else None
+
 
 def _plain_prices(prices: Sequence[Decimal]) -> bool:
     """Every price a finite, non-negative `Decimal` (`_check` of each, a column at once)."""
@@ -170,6 +174,14 @@ class PriceBook:
     def series(self, token: str) -> PriceSeries | None:
         """`token`'s series, or None when the book has no price of it."""
         return self._series.get(token)
+
+    def tokens(self) -> frozenset[str]:
+        """The tokens the book has prices of."""
+        return frozenset(self._series)
+
+    def with_series(self, series: Mapping[str, PriceSeries]) -> PriceBook:
+        """A book of these series and this book's (its own kept for a token in both)."""
+        return PriceBook({**series, **self._series})
 
     def usd_at(self, token: str, moment: datetime) -> Decimal | None:
         """USD per one `token` in force at `moment`; None when unknown."""

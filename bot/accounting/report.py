@@ -23,7 +23,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, tzinfo
 from decimal import Decimal, localcontext
 from itertools import compress, groupby, repeat
@@ -48,6 +48,7 @@ __all__ = [
     "by_strategy",
     "by_wallet",
     "main_pair",
+    "valued_anew",
 ]
 
 
@@ -213,11 +214,12 @@ def account(
                 bucket.add_gas(cost.gas_octas, cost.gas_usd)
     for bucket in buckets.values():
         tally.merge(bucket)
-    holdings = _holdings(basis, prices, ensure_utc(valued_at))
-    unrealised = (
-        None
-        if any(h.unrealised_usd is None for h in holdings)
-        else total(h.unrealised_usd for h in holdings if h.unrealised_usd is not None)
+    at = ensure_utc(valued_at)
+    lots = basis.held()
+    holdings = tuple(
+        _holding(token, lot.quantity, lot.cost, prices, at)
+        for token, lot in sorted(lots.items())
+        if lot.quantity > 0
     )
     chosen = pair if pair is not None else main_pair(counted)
     return Summary(
@@ -225,7 +227,7 @@ def account(
         method=CostMethod(method),
         start=start,
         end=end,
-        valued_at=ensure_utc(valued_at),
+        valued_at=at,
         totals=tally.freeze(),
         buckets=tuple(
             Bucket(first, bucket_label(first, period), b.freeze())
@@ -234,7 +236,7 @@ def account(
         ),
         position=_position(chosen, counted, prices, start, end) if chosen else None,
         holdings=holdings,
-        unrealised_usd=unrealised,
+        unrealised_usd=_unrealised(holdings),
         unvalued=tuple(unvalued),
         uncovered=dict(sorted(uncovered.items())),
     )
@@ -484,24 +486,40 @@ def book_trade(
 _add, _subtract, _multiply = EXACT.add, EXACT.subtract, EXACT.multiply  # for every trade
 
 
-def _holdings(basis: CostBasis, prices: PriceBook, at: datetime) -> tuple[Holding, ...]:
-    held: list[Holding] = []
-    for token, lot in sorted(basis.held().items()):
-        if lot.quantity <= 0:
-            continue
-        price = prices.usd_at(token, at)
-        value = None if price is None else EXACT.multiply(lot.quantity, price)
-        held.append(
-            Holding(
-                token=token,
-                quantity=lot.quantity,
-                cost_usd=lot.cost,
-                price_usd=price,
-                value_usd=value,
-                unrealised_usd=None if value is None else EXACT.subtract(value, lot.cost),
-            )
-        )
-    return tuple(held)
+def valued_anew(summary: Summary, prices: PriceBook, at: datetime) -> Summary:
+    """`summary` with what it holds valued at `at` instead: as `account` valued at `at` gives.
+
+    Only the holdings' prices, values and unrealised P&L depend on the moment of value;
+    a report in parts (`bot.app.report_workers`) accounts first and learns it after.
+    """
+    at = ensure_utc(at)
+    holdings = tuple(
+        _holding(h.token, h.quantity, h.cost_usd, prices, at) for h in summary.holdings
+    )
+    return replace(summary, valued_at=at, holdings=holdings, unrealised_usd=_unrealised(holdings))
+
+
+def _holding(
+    token: str, quantity: Decimal, cost: Decimal, prices: PriceBook, at: datetime
+) -> Holding:
+    """What is held of `token` (bought for `cost`), valued at its price at `at`."""
+    price = prices.usd_at(token, at)
+    value = None if price is None else EXACT.multiply(quantity, price)
+    return Holding(
+        token=token,
+        quantity=quantity,
+        cost_usd=cost,
+        price_usd=price,
+        value_usd=value,
+        unrealised_usd=None if value is None else EXACT.subtract(value, cost),
+    )
+
+
+def _unrealised(holdings: Sequence[Holding]) -> Decimal | None:
+    """Σ the holdings' unrealised P&L; None when one of them has no price."""
+    if any(h.unrealised_usd is None for h in holdings):
+        return None
+    return total(h.unrealised_usd for h in holdings if h.unrealised_usd is not None)
 
 
 def _position(

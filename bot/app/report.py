@@ -14,12 +14,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from bot.accounting import (
     BucketPeriod,
@@ -35,6 +35,8 @@ from bot.accounting import (
 from bot.accounting.exact import total
 from bot.accounting.from_journal import (
     TRADED_FILL_TYPE,
+    UNASSIGNED,
+    JournalRecords,
     gas_usd,
     open_orders,
     swaps_and_gas,
@@ -44,7 +46,6 @@ from bot.accounting.locked import Locked, OpenOrder, locked_funds
 from bot.accounting.prices import PriceBook, PriceSeries
 from bot.accounting.records import APT_COIN_TYPE, GasCost
 from bot.app.errors import SetupError
-from bot.clock import from_micros
 from bot.money import format_decimal
 
 if TYPE_CHECKING:
@@ -52,18 +53,25 @@ if TYPE_CHECKING:
     from bot.journal.views import OrderView
 
 __all__ = [
+    "SPLIT_FROM_FILLS",
     "JournalLoad",
     "Report",
+    "ReportAccounting",
     "ReportRequest",
     "build_report",
     "build_report_off_loop",
     "display_pair",
     "figures_data",
     "holdings_value",
+    "load_part",
     "load_records",
     "load_trades",
     "summary_data",
 ]
+
+
+SPLIT_FROM_FILLS: Final = 10_000
+"""The fewest fills a report is split across processes for (fewer: forking costs more)."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,9 @@ def build_report(
     configured: Iterable[str],
     quote_of: Callable[[str, str], str] | None = None,
     loaded: JournalLoad | None = None,
+    *,
+    processes: int = 1,
+    split_from: int = SPLIT_FROM_FILLS,
 ) -> Report:
     """The report of `request` over the journal's fills and recorded prices.
 
@@ -118,6 +129,10 @@ def build_report(
             is after its end, or an unknown time zone.
 
     `loaded`: `load_records(journal, request.strategy)` when the caller already has it.
+
+    `processes` > 1: a report of every strategy over at least `split_from` fills is
+    split into parts of whole strategies, accounted at once in forked processes
+    (`bot.app.report_workers`), when this process may fork. The figures are the same.
     """
     if request.start and request.end and request.start > request.end:
         raise SetupError(
@@ -128,7 +143,7 @@ def build_report(
     except ValueError as exc:
         raise SetupError(str(exc)) from None
     with _collector_paused():
-        return _build(journal, request, configured, quote_of, zone, loaded)
+        return _build(journal, request, configured, quote_of, zone, loaded, processes, split_from)
 
 
 def _build(
@@ -138,10 +153,19 @@ def _build(
     quote_of: Callable[[str, str], str] | None,
     zone: tzinfo,
     loaded: JournalLoad | None,
+    processes: int,
+    split_from: int,
 ) -> Report:
     """`build_report` once the request is checked."""
     from bot.journal.fills_read import order_views
 
+    accounting = ReportAccounting(request, zone, quote_of)
+    if loaded is None and request.strategy is None and processes > 1:
+        from bot.app.report_workers import split_report
+
+        split = split_report(journal, accounting, processes, split_from)
+        if split is not None:
+            return split
     orders = order_views(journal)  # = journal.orders(), without the ORM
     swappers = {f.strategy for f in journal.swap_fills()}
     known = sorted({*configured, *swappers, *(o.strategy for o in orders if o.strategy)})
@@ -150,30 +174,56 @@ def _build(
         raise SetupError(f"unknown strategy {request.strategy!r} (known: {listed})")
     if loaded is None:
         loaded = load_records(journal, request.strategy, orders)
-    trades, book, latest = loaded.trades, loaded.book, loaded.latest
-    valued_at = request.end if request.end is not None else latest
+    valued_at = request.end if request.end is not None else loaded.latest
     if valued_at is None:
         return Report(request, None, {})
-    summaries = by_strategy(
-        trades,
-        book,
-        valued_at=valued_at,
-        method=request.method,
-        start=request.start,
-        end=request.end,
-        period=request.period,
-        zone=zone,
-        pair_of=lambda group: display_pair(group, quote_of),
-        gas=loaded.gas,
-    )
-    counted = {name: s for name, s in summaries.items() if s.totals.trades > 0}
-    locked: dict[str, list[Locked]] = {}
-    if request.end is None:  # what open orders hold is a fact of now, not of a past --to
+    summaries, locked = accounting.of(loaded, valued_at)
+    return Report(request, valued_at, summaries, locked, tuple(loaded.gas_unknown))
+
+
+@dataclass(frozen=True)
+class ReportAccounting:
+    """How a report accounts for what it loaded: its request, time zone and pair convention.
+
+    One for the whole report, or for each part of a report split by strategy
+    (`bot.app.report_workers`).
+    """
+
+    request: ReportRequest
+    zone: tzinfo
+    quote_of: Callable[[str, str], str] | None
+
+    def of(
+        self, loaded: JournalLoad, valued_at: datetime
+    ) -> tuple[dict[str, Summary], dict[str, list[Locked]]]:
+        """`summaries` and `locked` of `loaded` valued at `valued_at`."""
+        return self.summaries(loaded, valued_at), self.locked(loaded, valued_at)
+
+    def summaries(self, loaded: JournalLoad, valued_at: datetime) -> dict[str, Summary]:
+        """The summaries of the strategies with trades in the window, valued at `valued_at`."""
+        request, quote_of = self.request, self.quote_of
+        summaries = by_strategy(
+            loaded.trades,
+            loaded.book,
+            valued_at=valued_at,
+            method=request.method,
+            start=request.start,
+            end=request.end,
+            period=request.period,
+            zone=self.zone,
+            pair_of=lambda group: display_pair(group, quote_of),
+            gas=loaded.gas,
+        )
+        return {name: s for name, s in summaries.items() if s.totals.trades > 0}
+
+    def locked(self, loaded: JournalLoad, valued_at: datetime) -> dict[str, list[Locked]]:
+        """What each strategy's open orders hold, for a report valued now (no `--to`) only."""
+        if self.request.end is not None:  # a fact of now, not of a past --to
+            return {}
         by_name: dict[str, list[OpenOrder]] = {}
         for order in loaded.open_orders:
             by_name.setdefault(order.strategy, []).append(order)
-        locked = {name: locked_funds(held, book, valued_at) for name, held in by_name.items()}
-    return Report(request, valued_at, counted, locked, tuple(loaded.gas_unknown))
+        return {name: locked_funds(held, loaded.book, valued_at) for name, held in by_name.items()}
 
 
 async def build_report_off_loop(
@@ -242,12 +292,14 @@ _collector_paused = _CollectorPause()
 
 @dataclass(frozen=True)
 class JournalLoad:
-    """What the journal holds for the accounting of one strategy (or all).
+    """What the journal holds for the accounting of one strategy (or all, or a part).
 
     `trades`: order fills and confirmed swaps; `gas`: gas outside them (an order's create
     or cancel, a swap that aborted), valued with `book`; `gas_unknown`: executed
     transactions whose gas is not known; `open_orders`: what open orders still hold;
-    `latest`: the last moment recorded of them (a price or a trade; None: nothing).
+    `latest`: the last moment recorded of them (a price or a trade; None: nothing);
+    `traded`: the tokens they traded (as the orders and swaps name them), each priced in
+    `book`, as APT always is.
     """
 
     trades: list[Trade]
@@ -256,6 +308,7 @@ class JournalLoad:
     open_orders: list[OpenOrder]
     book: PriceBook
     latest: datetime | None
+    traded: frozenset[str] = frozenset()
 
 
 def load_records(
@@ -267,18 +320,79 @@ def load_records(
     query each (`bot.journal.fills_read`), not one per order: a year of fills is read in
     a fraction of a second. APT is always priced: it pays the gas.
     """
-    from bot.journal.canon import token as canon_token
-    from bot.journal.fills_read import fill_batches, order_views, price_micros
+    from bot.journal.fills_read import order_views
 
     mine = [
         order
         for order in (order_views(journal) if orders is None else orders)
         if strategy is None or order.strategy == strategy
     ]
+    rest = swaps_and_gas(journal, strategy=strategy)
+    return _load(journal, mine, None if strategy is None else [strategy], rest)
+
+
+def load_part(
+    journal: Journal, names: Collection[str], rest: JournalRecords, traded: Collection[str]
+) -> JournalLoad:
+    """`load_records` of the strategies `names` (as accounted) out of all of them.
+
+    For a part of a report split by strategy (`bot.app.report_workers`): `rest` is
+    `swaps_and_gas` of every strategy, read once for all parts (its unknown gas is left
+    to whoever reads all of it); `traded`, every token any strategy traded. A report of
+    all of them at once prices each of those: a part prices, besides its own, those of
+    them it looks up (what its open orders hold, its fees), so its figures are the same.
+    """
+    from bot.journal.fills_read import order_views
+
+    stored: set[str | None] = set(names)
+    if UNASSIGNED in names:  # accounted as such: an order stored with no strategy
+        stored.update((None, ""))
+    mine = [
+        order
+        for order in order_views(journal, strategies=stored)
+        if (order.strategy or UNASSIGNED) in names
+    ]
+    part = JournalRecords(
+        trades=[trade for trade in rest.trades if trade.strategy in names],
+        gas=[cost for cost in rest.gas if cost.strategy in names],
+        gas_unknown=[],
+    )
+    return _load(journal, mine, {order.strategy for order in mine}, part, traded)
+
+
+def _series_of(journal: Journal, tokens: Iterable[str]) -> dict[str, PriceSeries]:
+    """The recorded prices of each of `tokens` that has any, by canonical token."""
+    from bot.journal.canon import token as canon_token
+    from bot.journal.fills_read import price_micros
+
+    series: dict[str, PriceSeries] = {}
+    for token in tokens:  # one token's prices at a time
+        micros, prices = price_micros(journal, token)
+        if micros:
+            key = canon_token(token)
+            series[key] = PriceSeries.of_micros(key, micros, prices)
+    return series
+
+
+def _load(
+    journal: Journal,
+    mine: list[OrderView],
+    strategies: Collection[str | None] | None,
+    rest: JournalRecords,
+    also_priced: Collection[str] = (),
+) -> JournalLoad:
+    """The trades of the orders `mine` and of `rest`, their gas, the prices of what they traded.
+
+    `strategies`: what `mine` are stored with (None: any), for reading their fills only.
+    `also_priced`: tokens also priced when looked up (by what open orders hold, or fees).
+    """
+    from bot.journal.canon import token as canon_token
+    from bot.journal.fills_read import fill_batches
+
     by_row = {order.row_id: order for order in mine}
     made: dict[int, list[Trade]] = {}
     # Executions only (the other records move nothing traded); each batch let go once made.
-    for batch in fill_batches(journal, strategy=strategy, of_type=TRADED_FILL_TYPE):
+    for batch in fill_batches(journal, strategies=strategies, of_type=TRADED_FILL_TYPE):
         for row_id, fills in batch.items():
             order = by_row.get(row_id)
             found = [] if order is None else trades_of_order(order, fills)
@@ -290,20 +404,23 @@ def load_records(
         if order.row_id in made:
             trades += made.pop(order.row_id)
             traded.update((order.from_token, order.to_token))
-    rest = swaps_and_gas(journal, strategy=strategy)
     trades += rest.trades
     traded.update(t for trade in rest.trades for t in (trade.sold_token, trade.bought_token))
-    tokens = sorted(traded | {APT_COIN_TYPE})
-    series: dict[str, PriceSeries] = {}
+    held = open_orders(mine)
+    extra: set[str] = set()
+    if also_priced:
+        looked_up = {order.token for order in held}
+        for trade in trades:
+            for fee in trade.fees:
+                looked_up.add(fee.token)
+        # A book is keyed by canonical token; a look-up finds the token its text names.
+        extra = {token for token in also_priced if canon_token(token) in looked_up}
+    series = _series_of(journal, sorted({*traded, *extra, APT_COIN_TYPE}))
     latest = max((trade.time for trade in trades), default=None)
-    for token in tokens:  # one token's prices at a time
-        micros, prices = price_micros(journal, token)
-        if micros:
-            key = canon_token(token)
-            series[key] = PriceSeries.of_micros(key, micros, prices)
-            if key in traded:  # APT's prices alone do not make a report's "now"
-                last = from_micros(micros[-1])
-                latest = last if latest is None else max(latest, last)
+    for key, prices_of in series.items():
+        last = prices_of.last_time()
+        if key in traded and last is not None:  # APT's prices alone do not make a "now"
+            latest = last if latest is None else max(latest, last)
     book = PriceBook(series)
     return JournalLoad(
         trades=[
@@ -312,9 +429,10 @@ def load_records(
         ],
         gas=[replace(g, gas_usd=gas_usd(g.gas_octas, g.time, book)) for g in rest.gas],
         gas_unknown=rest.gas_unknown,
-        open_orders=open_orders(mine),
+        open_orders=held,
         book=book,
         latest=latest,
+        traded=frozenset(traded | {APT_COIN_TYPE}),
     )
 
 

@@ -119,8 +119,10 @@ def report(
     if html_dir is not None:
         _write_page(html_dir, settings, request, prices, configured)
         return
+    from bot.app.report_workers import processors
+
     with open_journal(settings.journal.url, readonly=True, wallet=own_wallet(settings)) as journal:
-        result = build_report(journal, request, configured, prices.quote_of)
+        result = build_report(journal, request, configured, prices.quote_of, processes=processors())
     if as_json:
         typer.echo(json.dumps(report_json(result), indent=2))
         return

@@ -1,0 +1,321 @@
+"""A report of every strategy split across processes: parts of its strategies at once.
+
+Each strategy is accounted on its own lots (`bot.accounting.by_strategy`), so a report of
+several is the union of reports of parts of them. `split_report` reads what weighs and
+names the work (each order's count of fills, the swaps and gas of every strategy), deals
+the strategies into parts of about equal weight (`parts_by_weight`), accounts one part
+here and each other in a forked process, in two steps:
+
+1. each part reads its orders, fills and prices, accounts for them valued at its own
+   latest moment, and tells the latest moment it recorded and what it traded;
+2. told the report's moment of value (the window's end, else the latest of all parts),
+   each values what it holds at that moment (`valued_anew`) and sends its summaries.
+
+A part prices what a report of all strategies at once would price: its own tokens, and
+those any strategy traded that it looks up (what its open orders hold). When what the
+parts traded is not what the counts said (an order whose fills moved nothing, a fill
+recorded meanwhile), the report is built in one process instead. So the figures are
+always those of one process (`tests/unit/app/test_report_workers.py` holds them equal).
+
+Only where forking is sound: Linux, no other thread in this process (a lock held by one
+would stay held in the child), a journal a second connection reaches (a SQLite file or
+PostgreSQL, not an in-memory database). A child that dies without an answer (killed) has
+its part accounted here instead; an error in one is raised here, as in one process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+
+from bot.accounting.from_journal import TRADED_FILL_TYPE, UNASSIGNED, swaps_and_gas
+from bot.accounting.records import APT_COIN_TYPE
+from bot.accounting.report import valued_anew
+from bot.app.report import (
+    JournalLoad,
+    Report,
+    ReportAccounting,
+    load_part,
+)
+from bot.journal.db import is_sqlite, sqlite_file
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+    from bot.accounting import Summary
+    from bot.accounting.locked import Locked
+    from bot.journal import Journal
+
+__all__ = ["may_fork", "parts_by_weight", "processors", "run_in_parts", "split_report"]
+
+_ANY_MOMENT: Final = datetime(2000, 1, 1, tzinfo=UTC)
+"""A part's first moment of value when it recorded none (every part is valued anew)."""
+
+_L = TypeVar("_L")  # what a part loaded
+_U = TypeVar("_U")  # what a part tells the others after loading
+_D = TypeVar("_D")  # what every part is told back
+_R = TypeVar("_R")  # a part's result
+
+Accounted = tuple[dict[str, "Summary"], dict[str, list["Locked"]]]
+
+
+def processors() -> int:
+    """The processors this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def may_fork(journal: Journal) -> bool:
+    """Whether a report on `journal` may be split across forked processes (see above)."""
+    if not sys.platform.startswith("linux") or threading.active_count() != 1:
+        return False
+    url = journal.engine.url
+    return not is_sqlite(url) or sqlite_file(url) is not None
+
+
+def parts_by_weight(weights: dict[str, int], count: int) -> list[list[str]]:
+    """The names dealt into at most `count` parts of about equal weight, heaviest part first.
+
+    Heaviest name first, each to the lightest part so far (ties: the earlier part); as
+    many parts as names of positive weight, at most `count`; names of no weight go to the
+    lightest part too.
+    """
+    heavy = sum(1 for weight in weights.values() if weight > 0)
+    parts: list[list[str]] = [[] for _ in range(max(1, min(count, heavy)))]
+    loads = [0] * len(parts)
+    for name in sorted(weights, key=lambda n: (-weights[n], n)):
+        lightest = loads.index(min(loads))
+        parts[lightest].append(name)
+        loads[lightest] += weights[name]
+    order = sorted(range(len(parts)), key=lambda i: -loads[i])
+    return [parts[i] for i in order if parts[i]]
+
+
+def split_report(
+    journal: Journal, accounting: ReportAccounting, processes: int, split_from: int
+) -> Report | None:
+    """The report of every strategy, its parts accounted in up to `processes` processes.
+
+    None when it is not split: fewer than `split_from` fills, a single part, or a process
+    that may not fork (`may_fork`); the caller then builds it in one process.
+    """
+    from bot.journal.fills_read import order_strategies, traded_orders
+
+    if processes < 2 or not may_fork(journal):
+        return None
+    orders = traded_orders(journal, of_type=TRADED_FILL_TYPE)
+    if sum(count for *_, count in orders) < split_from:
+        return None
+    rest = swaps_and_gas(journal)  # read once, here; every part takes its strategies'
+    weights: Counter[str] = Counter()
+    traded: set[str] = set()
+    for strategy, sold, bought, count in orders:
+        weights[strategy or UNASSIGNED] += count
+        traded.update((sold, bought))
+    for trade in rest.trades:
+        weights[trade.strategy] += 1
+        traded.update((trade.sold_token, trade.bought_token))
+    for name in [*order_strategies(journal), *(cost.strategy for cost in rest.gas)]:
+        weights[name or UNASSIGNED] += 0  # a strategy of open orders or gas alone too
+    parts = parts_by_weight(dict(weights), processes)  # more contend: measured slower
+    if len(parts) < 2:
+        return None
+    request = accounting.request
+
+    def load(names: list[str]) -> tuple[_Part, _Told]:
+        loaded = load_part(journal, names, rest, traded)
+        first = request.end or loaded.latest or _ANY_MOMENT  # valued anew once all agree
+        summaries = accounting.summaries(loaded, first)
+        return _Part(loaded, summaries), _Told(loaded.latest, loaded.traded)
+
+    def agree(told: list[_Told]) -> _Moment:
+        latest = max((t.latest for t in told if t.latest is not None), default=None)
+        # Priced as one process would have: unless an order's fills traded nothing (zero
+        # amounts), what the parts traded is what the counts said.
+        exact = frozenset().union(*(t.traded for t in told)) == {*traded, APT_COIN_TYPE}
+        return _Moment(request.end if request.end is not None else latest, exact)
+
+    def finish(part: _Part, moment: _Moment) -> Accounted | None:
+        if not moment.exact:
+            return None
+        if moment.valued_at is None:
+            return {}, {}
+        book, at = part.loaded.book, moment.valued_at
+        summaries = {
+            name: s if s.valued_at == at else valued_anew(s, book, at)
+            for name, s in part.summaries.items()
+        }
+        return summaries, accounting.locked(part.loaded, at)
+
+    done = run_in_parts(
+        parts, load, agree, finish, in_child=lambda: journal.engine.dispose(close=False)
+    )
+    if not done.told.exact:
+        return None
+    if done.told.valued_at is None:
+        return Report(request, None, {})
+    summaries: dict[str, Summary] = {}
+    locked: dict[str, list[Locked]] = {}
+    for value in done.values:
+        assert value is not None  # exact: every part finished
+        summaries.update(value[0])
+        locked.update(value[1])
+    return Report(
+        request,
+        done.told.valued_at,
+        dict(sorted(summaries.items())),
+        dict(sorted(locked.items())),
+        tuple(rest.gas_unknown),
+    )
+
+
+@dataclass(frozen=True)
+class _Part:
+    """What a part of a split report loaded and its summaries, valued at its own moment."""
+
+    loaded: JournalLoad
+    summaries: dict[str, Summary]
+
+
+@dataclass(frozen=True)
+class _Told:
+    """What a part tells the others: its latest moment recorded and what it traded."""
+
+    latest: datetime | None
+    traded: frozenset[str]
+
+
+@dataclass(frozen=True)
+class _Moment:
+    """What every part of a split report is told: the moment of value, and whether exact.
+
+    Exact: the parts priced what one process would have (else it is built in one).
+    """
+
+    valued_at: datetime | None
+    exact: bool
+
+
+@dataclass(frozen=True)
+class Parted(Generic[_D, _R]):
+    """What `run_in_parts` gave: what every part was told, and each part's result in order."""
+
+    told: _D
+    values: list[_R]
+
+
+class _ChildGone(Exception):
+    """A child process ended without an answer (killed, or out of memory)."""
+
+
+def run_in_parts(
+    parts: Sequence[Any],
+    load: Callable[[Any], tuple[_L, _U]],
+    agree: Callable[[list[_U]], _D],
+    finish: Callable[[_L, _D], _R],
+    *,
+    in_child: Callable[[], None] = lambda: None,
+) -> Parted[_D, _R]:
+    """`finish(load(part))` of each part, the first here, each other in a forked child.
+
+    In two steps: every part loads and tells what `load` gave as its second value; with
+    `agree` of all of them (in the parts' order) each finishes. `in_child` runs first in
+    each child (to let go of connections inherited from this process). The results come
+    in the parts' order. A child that dies without an answer has its part done here; an
+    error a child raises is raised here, once every child is stopped.
+    """
+    import multiprocessing  # only here: `bot report` of a few fills never needs it
+
+    context = multiprocessing.get_context("fork")
+    for stream in (sys.stdout, sys.stderr):  # a child must not write this one's buffer again
+        stream.flush()
+    children: list[tuple[Any, Connection] | None] = []
+    try:
+        for part in parts[1:]:
+            ours, theirs = context.Pipe()
+            child = context.Process(
+                target=_child, args=(theirs, part, load, finish, in_child), daemon=True
+            )
+            child.start()
+            theirs.close()
+            children.append((child, ours))
+        loaded: dict[int, _L] = {}
+        told: list[_U] = []
+        first, said = load(parts[0])
+        loaded[0] = first
+        told.append(said)
+        for index, entry in enumerate(children, start=1):
+            try:
+                told.append(_answer(entry))
+            except _ChildGone:
+                children[index - 1] = None
+                loaded[index], said = load(parts[index])
+                told.append(said)
+        agreed = agree(told)
+        for entry in children:
+            if entry is not None:
+                entry[1].send(agreed)
+        values: list[_R] = [finish(loaded.pop(0), agreed)]
+        for index, entry in enumerate(children, start=1):
+            if entry is not None:
+                try:
+                    values.append(_answer(entry))
+                    continue
+                except _ChildGone:
+                    loaded[index] = load(parts[index])[0]
+            values.append(finish(loaded.pop(index), agreed))
+        return Parted(agreed, values)
+    finally:
+        for entry in children:
+            if entry is not None:
+                process, connection = entry
+                connection.close()
+                if process.is_alive():
+                    process.terminate()
+                process.join()
+
+
+def _answer(entry: tuple[Any, Connection] | None) -> Any:
+    """A child's next answer; its error raised here; `_ChildGone` when it died without one."""
+    if entry is None:
+        raise _ChildGone
+    try:
+        kind, value = entry[1].recv()
+    except (EOFError, OSError):
+        raise _ChildGone from None
+    if kind == "error":
+        raise value
+    return value
+
+
+def _child(
+    connection: Connection,
+    part: Any,
+    load: Callable[[Any], tuple[Any, Any]],
+    finish: Callable[[Any, Any], Any],
+    in_child: Callable[[], None],
+) -> None:
+    """A forked child: load its part, say so, hear what all agreed, finish and answer."""
+    try:
+        in_child()
+        loaded, said = load(part)
+        connection.send(("ok", said))
+        agreed = connection.recv()
+        connection.send(("ok", finish(loaded, agreed)))
+    except (EOFError, OSError):  # the parent is gone: nobody to answer
+        pass
+    except BaseException as exc:  # every error is the parent's to raise
+        try:
+            connection.send(("error", exc))
+        except Exception:  # one that cannot be pickled: its words
+            connection.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+    finally:
+        connection.close()
