@@ -140,7 +140,8 @@ def order_views(
     names = [f.name for f in fields(OrderView)]
     columns = ["id" if name == "row_id" else name for name in names]
     readers = [_reader(table.c[column].type) for column in columns]
-    parsed = [(i, read) for i, read in enumerate(readers) if read is not None]
+    # Orders observed by one poll share its times, and often their amounts: read once.
+    parsed = [(i, _Parsed(read)) for i, read in enumerate(readers) if read is not None]
     sql = f"SELECT {', '.join(columns)} FROM {_ORDER_TABLE}"  # noqa: S608 - fixed names
     conditions: list[str] = []
     parameters: tuple[str, ...] = ()
@@ -154,13 +155,18 @@ def order_views(
     if conditions:
         sql += " WHERE " + " AND ".join(conditions)
     views = []
-    for row in _each_row(journal, sql + " ORDER BY id", parameters):
-        values = list(row)  # the columns in `OrderView`'s field order
-        for i, read in parsed:  # only the stored texts that need reading (amounts, times)
-            value = values[i]
-            if value is not None:
-                values[i] = read(value)
-        views.append(OrderView(**dict(zip(names, values, strict=True))))
+    new = object.__new__
+    for rows in _batches(journal, sql + " ORDER BY id", parameters):
+        for _, seen in parsed:
+            seen.bound()
+        for row in rows:
+            values = list(row)  # the columns in `OrderView`'s field order
+            for i, read in parsed:  # only the stored texts that need reading (amounts, times)
+                values[i] = read[values[i]]
+            # `OrderView(**fields)` sets each field in turn; it checks nothing more.
+            view = new(OrderView)
+            view.__dict__.update(zip(names, values, strict=True))
+            views.append(view)
     return views
 
 
