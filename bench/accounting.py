@@ -249,7 +249,8 @@ def write_config(folder: Path, journal: Path) -> Path:
 def accounting_alone(journal_path: Path, runs: int) -> tuple[float, float, int]:
     """(median seconds, median CPU seconds, trades) of `by_strategy` over the journal's
     trades, prepared untimed."""
-    from bot.app.report import ReportRequest, build_report, load_trades
+    from bot.app.report import ReportRequest, build_report
+    from bot.app.report_load import load_trades
 
     with Journal.open(f"sqlite:///{journal_path}", readonly=True) as journal:
         trades, book, _latest = load_trades(journal, None)  # as `bot report` reads them

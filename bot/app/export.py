@@ -1,7 +1,7 @@
 """`bot export trades`' application part: the journal's trades → one CSV file, atomically.
 
 Reads the journal (the caller opens it read-only) through the report's loader
-(`bot.app.report.load_trades`: the trades the accounting sees, and their price book),
+(`bot.app.report_load.load_trades`: the trades the accounting sees, and their price book),
 keeps the window's trades, lays them out (`bot.accounting.exports`) and writes the file:
 a temporary file in the target's directory, flushed and synced, then moved into place in
 one step, so a reader never sees half a file. Without `force` an existing path (a
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from bot.accounting import Trade
 from bot.accounting.exports import APT_COIN_TYPE, ExportFormat, render, tool_rows, unnamed
 from bot.app.errors import SetupError
-from bot.app.report import load_trades
+from bot.app.report_load import load_trades
 
 if TYPE_CHECKING:
     from bot.journal import Journal

@@ -37,12 +37,8 @@ from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 from bot.accounting.from_journal import TRADED_FILL_TYPE, UNASSIGNED, swaps_and_gas
 from bot.accounting.records import APT_COIN_TYPE
 from bot.accounting.report import valued_anew
-from bot.app.report import (
-    JournalLoad,
-    Report,
-    ReportAccounting,
-    load_part,
-)
+from bot.app.report import Report, ReportAccounting
+from bot.app.report_load import JournalLoad, load_part
 from bot.journal.db import is_sqlite, sqlite_file
 
 if TYPE_CHECKING:

@@ -165,7 +165,7 @@ def _write_page(
     Written beside and renamed into place: a reader never sees half a page.
     """
     from bot.accounting import zone_of
-    from bot.app.report import load_records
+    from bot.app.report_load import load_records
     from bot.app.report_page import default_period, report_page
 
     with open_journal(settings.journal.url, readonly=True, wallet=own_wallet(settings)) as journal:

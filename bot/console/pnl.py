@@ -1,6 +1,6 @@
 """`/api/v1/pnl`: the accounting's P&L per strategy and per wallet, exact.
 
-The trades and prices come from the journal through `bot.app.report.load_records` (the
+The trades and prices come from the journal through `bot.app.report_load.load_records` (the
 loader `bot report` uses); each strategy is accounted on its own lots
 (`bot.accounting.by_strategy`), each wallet on all its strategies' lots together
 (`by_wallet`). The shape of a summary is `bot.app.report.summary_data`'s.
@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.accounting import BucketPeriod, CostMethod, by_strategy, by_wallet
-from bot.app.report import display_pair, load_records, summary_data
+from bot.app.report import display_pair, summary_data
+from bot.app.report_load import load_records
 from bot.console.models import PnlAnswer, PnlSummaryModel
 from bot.journal import Journal
 

@@ -1,6 +1,6 @@
 """`/api/v1/value`: each wallet's value through time, for the overview's chart.
 
-The trades and prices are the accounting's (`bot.app.report.load_records`, as `/pnl`);
+The trades and prices are the accounting's (`bot.app.report_load.load_records`, as `/pnl`);
 each wallet's position is evaluated by `bot.accounting.series.position_series` (the
 same lots and valuation as the report) at `points` evenly spaced moments from its first
 trade (or `from`) to the valuation (`to`, else the latest moment the journal recorded),
@@ -16,7 +16,7 @@ from typing import Final
 
 from bot.accounting import CostMethod, Trade
 from bot.accounting.series import position_series
-from bot.app.report import load_records
+from bot.app.report_load import load_records
 from bot.console.models import ValueAnswer, ValuePointModel, WalletSeriesModel
 from bot.console.views import money
 from bot.journal import Journal

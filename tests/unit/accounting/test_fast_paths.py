@@ -27,7 +27,7 @@ from bot.accounting.from_journal import UNASSIGNED, trades_of_order
 from bot.accounting.lots import CostBasis, Lot, Taken
 from bot.accounting.prices import PriceBook, PricePoint, PriceSeries
 from bot.accounting.records import Pair, checked_trade
-from bot.app.report import load_records
+from bot.app.report_load import load_records
 from bot.clock import to_micros
 from bot.journal import Journal
 from bot.journal.fills_read import fills_by_order_row, price_micros

@@ -38,7 +38,8 @@ from bot.accounting.buckets import bucket_keys
 from bot.accounting.exact import EXACT, ratio
 from bot.accounting.from_journal import price_book, trades_of_order
 from bot.app.errors import SetupError
-from bot.app.report import ReportRequest, _CollectorPause, build_report, load_trades
+from bot.app.report import ReportRequest, _CollectorPause, build_report
+from bot.app.report_load import load_trades
 from bot.clock import to_micros
 from bot.journal import Journal
 from bot.journal.fills_read import fills_by_order_row, order_views, price_micros
