@@ -19,13 +19,17 @@ Timed, in-process (median of N runs):
 (a) the accounting alone: `by_strategy` over the 100,000 `Trade`s, FIFO, buckets by day;
 (b) the whole `bot report --by day` command in-process (typer's runner, output captured):
     settings, the journal opened read-only, `build_report` (fills → trades, ticks → price
-    book, the accounting) and the console table;
+    book, the accounting) and the console table; as the command runs it, its strategies
+    in parts at once in as many processes as this one may run on (`bot.app.report_workers`);
+(b1) the same in one process, as on a machine of one processor;
 and (c) the `python -m bot report --by day` process: wall time (median) and its peak RSS
-(getrusage of the child, as bench/backtest.py measures it). The in-process peak of (b)
-is also traced (tracemalloc, one extra run; Python allocations only).
+(getrusage of the child, as bench/backtest.py measures it: the largest of it and the
+parts it forked). The in-process peak of (b) is also traced (tracemalloc, one extra run;
+Python allocations of this process only).
 
 Targets (issue #18): a report over 100,000 fills ≤ 1 s, peak memory ≤ 200 MB.
-The in-process figures also give the CPU time (the machine may be shared). Building the
+The in-process figures also give the CPU time, the parts' included (the machine may be
+shared). Building the
 journal takes ~20–40 s the first time.
 Run: `.venv/bin/python bench/accounting.py [--quick] [--runs N] [--dense-prices]` —
 `--quick` uses a tenth of the fills (the same year of prices) and 3 runs (the CI smoke run,
@@ -52,6 +56,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bot.accounting import BucketPeriod, CostMethod, by_strategy  # noqa: E402
+from bot.app.report_workers import processors  # noqa: E402
 from bot.journal import Journal, JournalError  # noqa: E402
 from bot.journal.fills_read import fills_by_order_row  # noqa: E402
 from bot.journal.views import FillRecord, OrderObservation, OrderSnapshot  # noqa: E402
@@ -274,16 +279,26 @@ def accounting_alone(journal_path: Path, runs: int) -> tuple[float, float, int]:
     return statistics.median(timings), statistics.median(cpu), len(trades)
 
 
-def whole_report(config: Path, runs: int) -> tuple[float, float, float, int]:
+def whole_report(
+    config: Path, runs: int, *, one_process: bool = False
+) -> tuple[float, float, float, int]:
     """(median seconds, median CPU seconds, traced peak MB, lines) of `bot report --by day`
     run in-process.
 
     The command itself (typer's test runner invokes the `bot` app in this process, its
     output captured): settings, the journal opened read-only, `build_report`, the table.
+    It splits the report across as many processes as this one may run on
+    (`bot.app.report_workers`); `one_process`: as on a machine of one processor. The
+    CPU seconds are this process's and its children's.
     """
     from typer.testing import CliRunner
 
+    import bot.app.report_workers as workers
     from bot.cli import app
+
+    processors = workers.processors
+    if one_process:
+        workers.processors = lambda: 1  # type: ignore[assignment]  # bench-only
 
     runner = CliRunner()
     arguments = ["-c", str(config), "report", "--by", "day"]
@@ -294,19 +309,28 @@ def whole_report(config: Path, runs: int) -> tuple[float, float, float, int]:
             raise RuntimeError(f"bot report failed ({result.exit_code}): {result.output[-2000:]}")
         return len(result.output.splitlines())
 
-    lines = once()  # warm: imports, the token list
-    timings, cpu = [], []
-    for _ in range(runs):
-        began, began_cpu = time.perf_counter(), time.process_time()
+    try:
+        lines = once()  # warm: imports, the token list
+        timings, cpu = [], []
+        for _ in range(runs):
+            began, began_cpu = time.perf_counter(), _cpu_seconds()
+            once()
+            timings.append(time.perf_counter() - began)
+            cpu.append(_cpu_seconds() - began_cpu)
+        tracemalloc.start()
+        tracemalloc.reset_peak()
         once()
-        timings.append(time.perf_counter() - began)
-        cpu.append(time.process_time() - began_cpu)
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    once()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    finally:
+        workers.processors = processors  # type: ignore[assignment]
     return statistics.median(timings), statistics.median(cpu), peak / 2**20, lines
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that ended (the report's parts)."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
 
 
 _CHILD = """
@@ -323,7 +347,8 @@ sys.stderr.write(done.stderr[-2000:])
 def whole_process(config: Path) -> tuple[float, float]:
     """(wall seconds, peak RSS MB) of `python -m bot -c CONFIG report --by day`."""
     command = [PYTHON, "-m", "bot", "-c", str(config), "report", "--by", "day"]
-    # A wrapper process measures its one child: RUSAGE_CHILDREN is that child alone.
+    # A wrapper process measures its one child: RUSAGE_CHILDREN is that child and the
+    # report's parts it forked (the largest of them: each part is a process of its own).
     out = subprocess.run(
         [PYTHON, "-c", _CHILD, *command], capture_output=True, text=True, cwd=ROOT, check=True
     )
@@ -363,8 +388,13 @@ def main() -> int:
         config = write_config(Path(folder), journal_path)
         report_s, report_cpu, traced_mb, lines = whole_report(config, runs)
         print(
-            f"(b) report in-process ({lines} lines): {report_s:.3f} s (CPU {report_cpu:.3f} s), "
-            f"traced peak {traced_mb:.0f} MB",
+            f"(b) report in-process ({lines} lines, up to {processors()} processes): "
+            f"{report_s:.3f} s (CPU {report_cpu:.3f} s), traced peak {traced_mb:.0f} MB",
+            flush=True,
+        )
+        single_s, single_cpu, _, _ = whole_report(config, runs, one_process=True)
+        print(
+            f"(b1) the same in one process: {single_s:.3f} s (CPU {single_cpu:.3f} s)",
             flush=True,
         )
         process = [whole_process(config) for _ in range(runs)]
@@ -374,7 +404,7 @@ def main() -> int:
     ok = report_s <= TARGET_S and peak_mb <= TARGET_MB
     print(
         f"accounting: fills={fills} account_s={alone_s:.3f} report_s={report_s:.3f} "
-        f"report_cpu_s={report_cpu:.3f} "
+        f"report_cpu_s={report_cpu:.3f} one_process_s={single_s:.3f} "
         f"process_s={process_s:.2f} peak_mb={peak_mb:.0f} traced_mb={traced_mb:.0f} "
         f"runs={runs} target_s={TARGET_S} target_mb={TARGET_MB:.0f} ok={'yes' if ok else 'no'}"
     )

@@ -29,7 +29,7 @@ makes it an `OpenOrder` (`bot.accounting.locked`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -66,11 +66,13 @@ __all__ = [
     "JournalReads",
     "JournalRecords",
     "SwapAndGasReads",
+    "accounted_name",
     "gas_costs",
     "gas_usd",
     "journal_records",
     "open_orders",
     "price_book",
+    "stored_names",
     "swaps_and_gas",
     "trades_of_order",
     "trades_of_swaps",
@@ -83,6 +85,22 @@ UNASSIGNED: Final = "(no strategy)"
 EXECUTED_TX_STATES: Final = frozenset({"committed", "failed"})
 """Transaction states that ran on chain and so paid gas (`failed`: aborted)."""
 _INFINITY: Final = Decimal("Infinity")
+
+
+def accounted_name(stored: str | None) -> str:
+    """The strategy an order stored with `stored` is accounted under (none: `UNASSIGNED`)."""
+    return stored or UNASSIGNED
+
+
+def stored_names(accounted: Collection[str]) -> set[str | None]:
+    """What orders accounted under the names `accounted` may be stored with (None: none).
+
+    The reverse of `accounted_name`: a superset, to select the orders to read by.
+    """
+    stored: set[str | None] = set(accounted)
+    if UNASSIGNED in stored:
+        stored.update((None, ""))
+    return stored
 
 
 def trades_of_order(
@@ -103,7 +121,7 @@ def trades_of_order(
     (`checked_trade`); any other goes through `Trade(...)`, which says what is wrong.
     """
     trades: list[Trade] = []
-    strategy = order.strategy or UNASSIGNED
+    strategy = accounted_name(order.strategy)
     wallet, sold_token, bought_token = order.wallet, order.from_token, order.to_token
     prefix = f"{order.kind}:{order.order_id}"
     fee_in = fee_token or sold_token
@@ -339,7 +357,7 @@ def open_orders(orders: Iterable[OrderView]) -> list[OpenOrder]:
             locked = max(order.amount_total - (order.amount_spent or Decimal(0)), Decimal(0))
         held.append(
             OpenOrder(
-                strategy=order.strategy or UNASSIGNED,
+                strategy=accounted_name(order.strategy),
                 wallet=order.wallet,
                 ref=f"{order.kind}:{order.order_id}",
                 token=order.from_token,

@@ -175,14 +175,6 @@ class PriceBook:
         """`token`'s series, or None when the book has no price of it."""
         return self._series.get(token)
 
-    def tokens(self) -> frozenset[str]:
-        """The tokens the book has prices of."""
-        return frozenset(self._series)
-
-    def with_series(self, series: Mapping[str, PriceSeries]) -> PriceBook:
-        """A book of these series and this book's (its own kept for a token in both)."""
-        return PriceBook({**series, **self._series})
-
     def usd_at(self, token: str, moment: datetime) -> Decimal | None:
         """USD per one `token` in force at `moment`; None when unknown."""
         series = self._series.get(token)

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 from bot.accounting import Trade
 from bot.accounting.from_journal import (
     TRADED_FILL_TYPE,
-    UNASSIGNED,
     JournalRecords,
+    accounted_name,
     gas_usd,
     open_orders,
+    stored_names,
     swaps_and_gas,
     trades_of_order,
 )
@@ -88,13 +89,10 @@ def load_part(
     """
     from bot.journal.fills_read import order_views
 
-    stored: set[str | None] = set(names)
-    if UNASSIGNED in names:  # accounted as such: an order stored with no strategy
-        stored.update((None, ""))
     mine = [
         order
-        for order in order_views(journal, strategies=stored)
-        if (order.strategy or UNASSIGNED) in names
+        for order in order_views(journal, strategies=stored_names(names))
+        if accounted_name(order.strategy) in names
     ]
     part = JournalRecords(
         trades=[trade for trade in rest.trades if trade.strategy in names],

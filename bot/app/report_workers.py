@@ -26,15 +26,17 @@ its part accounted here instead; an error in one is raised here, as in one proce
 from __future__ import annotations
 
 import os
+import pickle
 import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
-from bot.accounting.from_journal import TRADED_FILL_TYPE, UNASSIGNED, swaps_and_gas
+from bot.accounting.from_journal import TRADED_FILL_TYPE, accounted_name, swaps_and_gas
 from bot.accounting.records import APT_COIN_TYPE
 from bot.accounting.report import valued_anew
 from bot.app.report import Report, ReportAccounting
@@ -50,6 +52,8 @@ if TYPE_CHECKING:
 
 __all__ = ["may_fork", "parts_by_weight", "processors", "run_in_parts", "split_report"]
 
+CPU_QUOTA: Final = Path("/sys/fs/cgroup/cpu.max")
+"""cgroup v2's CPU quota of this process's group: `max 100000`, or `200000 100000`."""
 _ANY_MOMENT: Final = datetime(2000, 1, 1, tzinfo=UTC)
 """A part's first moment of value when it recorded none (every part is valued anew)."""
 
@@ -59,14 +63,26 @@ _D = TypeVar("_D")  # what every part is told back
 _R = TypeVar("_R")  # a part's result
 
 Accounted = tuple[dict[str, "Summary"], dict[str, list["Locked"]]]
+"""What a part of a report gives: its strategies' summaries and what their orders hold."""
 
 
-def processors() -> int:
-    """The processors this process may run on."""
+def processors(quota_file: Path = CPU_QUOTA) -> int:
+    """The processors this process may run on: its own, within its cgroup's CPU quota.
+
+    A container limited to one CPU (`docker run --cpus 1`) sees every processor of its
+    host, and parts would only take turns on the one.
+    """
     try:
-        return len(os.sched_getaffinity(0))
+        count = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+        count = os.cpu_count() or 1
+    try:
+        quota, period = quota_file.read_text(encoding="ascii").split()[:2]
+        if quota != "max":  # "max": no quota
+            count = min(count, max(1, int(quota) // int(period)))
+    except (OSError, ValueError):  # no cgroup v2, or not of this form
+        pass
+    return count
 
 
 def may_fork(journal: Journal) -> bool:
@@ -101,12 +117,15 @@ def split_report(
     """The report of every strategy, its parts accounted in up to `processes` processes.
 
     None when it is not split: fewer than `split_from` fills, a single part, or a process
-    that may not fork (`may_fork`); the caller then builds it in one process.
+    that may not fork (`may_fork`); and, after the parts ran, when they did not trade what
+    the counts announced or when fills, prices or orders were written meanwhile (each part
+    reads the journal at its own moment). The caller then builds it in one process.
     """
-    from bot.journal.fills_read import order_strategies, traded_orders
+    from bot.journal.fills_read import order_strategies, traded_orders, write_marks
 
     if processes < 2 or not may_fork(journal):
         return None
+    before = write_marks(journal)
     orders = traded_orders(journal, of_type=TRADED_FILL_TYPE)
     if sum(count for *_, count in orders) < split_from:
         return None
@@ -114,13 +133,15 @@ def split_report(
     weights: Counter[str] = Counter()
     traded: set[str] = set()
     for strategy, sold, bought, count in orders:
-        weights[strategy or UNASSIGNED] += count
+        weights[accounted_name(strategy)] += count
         traded.update((sold, bought))
     for trade in rest.trades:
         weights[trade.strategy] += 1
         traded.update((trade.sold_token, trade.bought_token))
-    for name in [*order_strategies(journal), *(cost.strategy for cost in rest.gas)]:
-        weights[name or UNASSIGNED] += 0  # a strategy of open orders or gas alone too
+    for stored in order_strategies(journal):
+        weights[accounted_name(stored)] += 0  # a strategy of open orders alone too
+    for cost in rest.gas:
+        weights[cost.strategy] += 0  # and of gas alone
     parts = parts_by_weight(dict(weights), processes)  # more contend: measured slower
     if len(parts) < 2:
         return None
@@ -154,7 +175,7 @@ def split_report(
     done = run_in_parts(
         parts, load, agree, finish, in_child=lambda: journal.engine.dispose(close=False)
     )
-    if not done.told.exact:
+    if not done.told.exact or write_marks(journal) != before:
         return None
     if done.told.valued_at is None:
         return Report(request, None, {})
@@ -233,63 +254,84 @@ def run_in_parts(
     context = multiprocessing.get_context("fork")
     for stream in (sys.stdout, sys.stderr):  # a child must not write this one's buffer again
         stream.flush()
-    children: list[tuple[Any, Connection] | None] = []
+    children: list[_Child] = []
     try:
         for part in parts[1:]:
             ours, theirs = context.Pipe()
-            child = context.Process(
+            process = context.Process(
                 target=_child, args=(theirs, part, load, finish, in_child), daemon=True
             )
-            child.start()
+            process.start()
             theirs.close()
-            children.append((child, ours))
-        loaded: dict[int, _L] = {}
-        told: list[_U] = []
-        first, said = load(parts[0])
-        loaded[0] = first
-        told.append(said)
-        for index, entry in enumerate(children, start=1):
+            children.append(_Child(process, ours))
+        loaded: dict[int, _L] = {}  # the parts done here, by index
+        loaded[0], said = load(parts[0])
+        told: list[_U] = [said]
+        for index, child in enumerate(children, start=1):
             try:
-                told.append(_answer(entry))
+                told.append(child.answer())
             except _ChildGone:
-                children[index - 1] = None
                 loaded[index], said = load(parts[index])
                 told.append(said)
         agreed = agree(told)
-        for entry in children:
-            if entry is not None:
-                entry[1].send(agreed)
+        for index, child in enumerate(children, start=1):
+            if index not in loaded and not child.tell(agreed):
+                loaded[index] = load(parts[index])[0]
         values: list[_R] = [finish(loaded.pop(0), agreed)]
-        for index, entry in enumerate(children, start=1):
-            if entry is not None:
+        for index, child in enumerate(children, start=1):
+            if index not in loaded:
                 try:
-                    values.append(_answer(entry))
+                    values.append(child.answer())
                     continue
                 except _ChildGone:
                     loaded[index] = load(parts[index])[0]
             values.append(finish(loaded.pop(index), agreed))
         return Parted(agreed, values)
     finally:
-        for entry in children:
-            if entry is not None:
-                process, connection = entry
-                connection.close()
-                if process.is_alive():
-                    process.terminate()
-                process.join()
+        for child in children:
+            child.stop()
 
 
-def _answer(entry: tuple[Any, Connection] | None) -> Any:
-    """A child's next answer; its error raised here; `_ChildGone` when it died without one."""
-    if entry is None:
+class _Child:
+    """A forked child doing one part, and this process's end of the pipe to it."""
+
+    def __init__(self, process: Any, connection: Connection) -> None:
+        self.process = process
+        self.connection = connection
+        self.gone = False
+
+    def answer(self) -> Any:
+        """Its next answer; its error raised here; `_ChildGone` when it died without one."""
+        if not self.gone:
+            try:
+                kind, value = self.connection.recv()
+            except (EOFError, OSError):
+                pass
+            else:
+                if kind == "error":
+                    raise value
+                return value
+        self.stop()
         raise _ChildGone
-    try:
-        kind, value = entry[1].recv()
-    except (EOFError, OSError):
-        raise _ChildGone from None
-    if kind == "error":
-        raise value
-    return value
+
+    def tell(self, value: Any) -> bool:
+        """Send it `value`; False when it is gone (its pipe closed: killed)."""
+        if not self.gone:
+            try:
+                self.connection.send(value)
+                return True
+            except OSError:
+                pass
+        self.stop()
+        return False
+
+    def stop(self) -> None:
+        """Close the pipe and reap the process, stopped first if it still runs (again: no-op)."""
+        self.gone = True
+        self.connection.close()
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join()
 
 
 def _child(
@@ -309,9 +351,15 @@ def _child(
     except (EOFError, OSError):  # the parent is gone: nobody to answer
         pass
     except BaseException as exc:  # every error is the parent's to raise
-        try:
-            connection.send(("error", exc))
-        except Exception:  # one that cannot be pickled: its words
-            connection.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+        connection.send(("error", _portable(exc)))
     finally:
         connection.close()
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """`exc`, or its words in a `RuntimeError` when it does not survive a pickle both ways."""
+    try:
+        pickle.loads(pickle.dumps(exc))  # noqa: S301 - our own bytes, just made
+    except Exception:  # any: the parent must get an error it can raise
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc

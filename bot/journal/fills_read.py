@@ -35,6 +35,7 @@ __all__ = [
     "order_views",
     "price_micros",
     "traded_orders",
+    "write_marks",
 ]
 
 _FILL_TABLE: Final = Fill.__tablename__
@@ -82,6 +83,49 @@ def _batches(
             cursor.close()
 
 
+def _orders_of(
+    journal: JournalBase, strategies: Collection[str | None] | None = None
+) -> tuple[list[str], tuple[str, ...]]:
+    """The conditions on `orders` (and their values) of the orders a read may see.
+
+    The journal's wallet's only, when it is opened for one (`JournalBase.wallet`); with
+    `strategies`, only those stored with one of them.
+    """
+    conditions: list[str] = []
+    parameters: tuple[str, ...] = ()
+    if journal.wallet is not None:
+        conditions.append("wallet = ?")
+        parameters += (journal.wallet,)
+    if strategies is not None:
+        condition, named = _stored_with(strategies)
+        conditions.append(condition)
+        parameters += named
+    return conditions, parameters
+
+
+def _where(conditions: list[str]) -> str:
+    """A `WHERE` clause of all of `conditions` (none: no clause)."""
+    return f" WHERE {' AND '.join(conditions)}" if conditions else ""
+
+
+def write_marks(journal: JournalBase) -> tuple[Any, ...]:
+    """What changes when fills, prices or orders are recorded, removed or re-linked.
+
+    The last id and the count of the fills and of the prices, and every order's row id
+    with its strategy: a reader that reads them in parts (`bot.app.report_workers`)
+    compares them before and after to know that nothing was written meanwhile. Of the
+    whole journal, every wallet's rows.
+    """
+    counted = " UNION ALL ".join(
+        f"SELECT MAX(id), COUNT(*) FROM {table}"  # noqa: S608 - fixed names
+        for table in (_FILL_TABLE, _PRICE_TABLE)
+    )
+    marks: list[Any] = list(_each_row(journal, counted, ()))
+    linked = f"SELECT id, strategy FROM {_ORDER_TABLE} ORDER BY id"  # noqa: S608 - fixed names
+    marks.append(hash(tuple(_each_row(journal, linked, ()))))
+    return tuple(marks)
+
+
 def _stored_with(strategies: Collection[str | None]) -> tuple[str, tuple[str, ...]]:
     """An orders' condition: stored with one of `strategies` (None: with none); its values."""
     named = tuple(sorted(name for name in set(strategies) if name is not None))
@@ -99,12 +143,9 @@ def traded_orders(journal: JournalBase, *, of_type: str) -> list[tuple[Any, ...]
     few columns, joined here (a join in SQL takes three times as long). The journal's
     wallet's only, when it is opened for one.
     """
+    conditions, parameters = _orders_of(journal)
     sql = f"SELECT id, strategy, from_token, to_token FROM {_ORDER_TABLE}"  # noqa: S608 - fixed names
-    parameters: tuple[str, ...] = ()
-    if journal.wallet is not None:
-        sql += " WHERE wallet = ?"
-        parameters = (journal.wallet,)
-    orders = {row[0]: row[1:] for row in _each_row(journal, sql, parameters)}
+    orders = {row[0]: row[1:] for row in _each_row(journal, sql + _where(conditions), parameters)}
     counts = (
         f"SELECT order_row_id, COUNT(*) FROM {_FILL_TABLE} "  # noqa: S608 - fixed names
         "WHERE type = ? GROUP BY order_row_id"
@@ -118,12 +159,9 @@ def traded_orders(journal: JournalBase, *, of_type: str) -> list[tuple[Any, ...]
 
 def order_strategies(journal: JournalBase) -> set[str | None]:
     """The strategies orders are stored with (None: orders linked to none)."""
+    conditions, parameters = _orders_of(journal)
     sql = f"SELECT DISTINCT strategy FROM {_ORDER_TABLE}"  # noqa: S608 - fixed names
-    parameters: tuple[str, ...] = ()
-    if journal.wallet is not None:
-        sql += " WHERE wallet = ?"
-        parameters = (journal.wallet,)
-    return {row[0] for row in _each_row(journal, sql, parameters)}
+    return {row[0] for row in _each_row(journal, sql + _where(conditions), parameters)}
 
 
 def order_views(
@@ -142,18 +180,9 @@ def order_views(
     readers = [_reader(table.c[column].type) for column in columns]
     # Orders observed by one poll share its times, and often their amounts: read once.
     parsed = [(i, _Parsed(read)) for i, read in enumerate(readers) if read is not None]
+    conditions, parameters = _orders_of(journal, strategies)
     sql = f"SELECT {', '.join(columns)} FROM {_ORDER_TABLE}"  # noqa: S608 - fixed names
-    conditions: list[str] = []
-    parameters: tuple[str, ...] = ()
-    if journal.wallet is not None:  # a journal opened for one wallet reads its rows only
-        conditions.append("wallet = ?")
-        parameters = (journal.wallet,)
-    if strategies is not None:
-        condition, named = _stored_with(strategies)
-        conditions.append(condition)
-        parameters += named
-    if conditions:
-        sql += " WHERE " + " AND ".join(conditions)
+    sql += _where(conditions)
     views = []
     new = object.__new__
     for rows in _batches(journal, sql + " ORDER BY id", parameters):
@@ -217,15 +246,7 @@ def fill_batches(
     """
     selected = ", ".join(f"f.{name}" for name in FillRow._fields)
     sql = f"SELECT f.order_row_id, {selected} FROM {_FILL_TABLE} f"  # noqa: S608 - fixed names
-    parameters: tuple[str, ...] = ()
-    orders = []
-    if journal.wallet is not None:  # a journal opened for one wallet reads its rows only
-        orders.append("wallet = ?")
-        parameters += (journal.wallet,)
-    if strategies is not None:
-        condition, named = _stored_with(strategies)
-        orders.append(condition)
-        parameters += named
+    orders, parameters = _orders_of(journal, strategies)
     conditions = []
     if orders:
         # `+`: the fills are read in their own (id) order, not looked up order by order

@@ -13,6 +13,7 @@ import json
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -286,7 +287,16 @@ def test_parts_run_in_children_and_come_back_in_order() -> None:
     assert [value for value, _ in done.values] == [101, 102, 103, 104]
     pids = [pid for _, pid in done.values]
     assert pids[0] == os.getpid() and len(set(pids)) == 4  # one child each for 2..4
-    assert multiprocessing.active_children() == []
+    assert _no_child_left()
+
+
+def _no_child_left() -> bool:
+    """Every child of this process reaped (no zombie): waiting finds none."""
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
 
 
 @pytest.mark.parametrize("step", ["load", "finish"])
@@ -298,7 +308,34 @@ def test_a_child_that_dies_has_its_part_done_here(step: str) -> None:
     done = _parts_run(die)
     assert done.told == 100 and [value for value, _ in done.values] == [101, 102, 103, 104]
     assert done.values[2][1] == os.getpid()
-    assert multiprocessing.active_children() == []
+    assert _no_child_left()
+
+
+def test_a_child_killed_while_the_others_load_has_its_part_done_here(tmp_path: Path) -> None:
+    """Part 2 has told and waits; it is killed while this process still loads part 1."""
+    parent = os.getpid()
+    loaded = tmp_path / "part-2-loaded"
+
+    def load(part: int) -> tuple[int, int]:
+        if os.getpid() != parent:
+            loaded.touch()  # it tells at once after this
+        elif part == 1:
+            deadline = time.monotonic() + 10
+            while not loaded.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.2)
+            [child] = multiprocessing.active_children()
+            child.kill()
+            child.join()
+        return part, part * 10
+
+    def finish(part: int, agreed: int) -> tuple[int, int]:
+        return part + agreed, os.getpid()
+
+    done = run_in_parts([1, 2], load, sum, finish)
+    assert loaded.exists() and done.told == 30
+    assert done.values == [(31, parent), (32, parent)]
+    assert _no_child_left()
 
 
 def test_an_error_in_a_child_is_raised_here_and_every_child_is_stopped() -> None:
@@ -310,20 +347,71 @@ def test_an_error_in_a_child_is_raised_here_and_every_child_is_stopped() -> None
 
     with pytest.raises(SetupError, match="part 2 cannot be read"):
         _parts_run(fail)
-    assert multiprocessing.active_children() == []
+    assert _no_child_left()
 
 
-def test_an_error_that_cannot_travel_is_raised_by_its_words() -> None:
-    class Unpicklable(Exception):
-        def __reduce__(self) -> Any:
-            raise TypeError("no")
+class _Unpicklable(Exception):
+    def __reduce__(self) -> Any:
+        raise TypeError("no")
 
+
+class _TwoArguments(Exception):
+    """Pickles, but cannot be made again from its pickle (`__init__` wants two)."""
+
+    def __init__(self, what: str, where: str) -> None:
+        super().__init__(f"{what} at {where}")
+
+
+@pytest.mark.parametrize(
+    "error", [_Unpicklable("the journal is gone"), _TwoArguments("the journal is gone", "1")]
+)
+def test_an_error_that_cannot_travel_is_raised_by_its_words(error: Exception) -> None:
     def fail(part: int, at: str) -> None:
         if part == 2 and at == "load":
-            raise Unpicklable("the journal is gone")
+            raise error
 
-    with pytest.raises(RuntimeError, match="Unpicklable: the journal is gone"):
+    with pytest.raises(RuntimeError, match=f"{type(error).__name__}: the journal is gone"):
         _parts_run(fail)
+    assert _no_child_left()
+
+
+def test_a_report_during_writes_is_built_in_one_process(
+    tmp_path: Path, splits: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A price recorded while the parts read: some would see it, some not. Built in one."""
+    url = f"sqlite:///{tmp_path / 'bot.db'}"
+    _write(url)
+    real = workers.load_part
+    parent = os.getpid()
+
+    def recording_meanwhile(*args: Any) -> Any:
+        if os.getpid() == parent:  # the daemon records a price as this part loads
+            with Journal.open(url) as writer:
+                writer.add_price_ticks([PriceTickRow(T0 + timedelta(days=10), APT, Decimal(64))])
+        return real(*args)
+
+    monkeypatch.setattr(workers, "load_part", recording_meanwhile)
+    with Journal.open(url, readonly=True, wallet=WALLET) as journal:
+        split = build_report(journal, ReportRequest(), [], **SPLIT)
+        monkeypatch.setattr(workers, "load_part", real)
+        one = build_report(journal, ReportRequest(), [])
+    assert splits == [3] and split == one
+    assert split.valued_at == T0 + timedelta(days=10)
+    prices = {h.price_usd for s in split.summaries.values() for h in s.holdings if h.token == APT}
+    assert prices == {Decimal(64)}
+
+
+def test_the_processors_are_those_of_the_cgroups_quota(tmp_path: Path) -> None:
+    quota = tmp_path / "cpu.max"
+    mine = workers.processors(tmp_path / "none")
+    quota.write_text("max 100000\n", encoding="ascii")
+    assert workers.processors(quota) == mine
+    quota.write_text("150000 100000\n", encoding="ascii")
+    assert workers.processors(quota) == 1
+    quota.write_text("50000 100000\n", encoding="ascii")
+    assert workers.processors(quota) == 1
+    quota.write_text("6400000 100000\n", encoding="ascii")
+    assert workers.processors(quota) == mine
 
 
 def test_the_report_command_asks_for_a_process_per_processor(
