@@ -53,7 +53,7 @@ from typing import Final
 from bot.accounting.exact import EXACT, ZERO, total
 from bot.accounting.prices import PriceBook
 from bot.accounting.records import Fee, FeeKind, Trade
-from bot.accounting.report import Valuer
+from bot.accounting.valuing import Valuer
 from bot.clock import parse_utc
 from bot.domain import APT_COIN_TYPE
 from bot.money import format_decimal

@@ -26,7 +26,8 @@ from bot.accounting.exact import EXACT, ZERO, ratio, total
 from bot.accounting.lots import CostBasis, Taken
 from bot.accounting.prices import PriceBook
 from bot.accounting.records import CostMethod, Pair, Trade
-from bot.accounting.report import Valuer, book_trade
+from bot.accounting.report import book_trade
+from bot.accounting.valuing import Valuer
 from bot.clock import ensure_utc
 
 __all__ = ["PositionPoint", "PositionSeries", "position_series"]
