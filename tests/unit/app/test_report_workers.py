@@ -35,11 +35,9 @@ from bot.journal.views import (
     PriceTickRow,
     SwapFillRecord,
 )
+from tests.support.trade_journal import APT, USDC, WALLET
 
 T0 = datetime(2026, 3, 28, 20, tzinfo=UTC)  # a daylight-saving change in Europe next day
-WALLET = "0x" + "ab" * 32
-APT = "0x1::aptos_coin::AptosCoin"
-USDC = "0xbae207659db88bea0cbead6da0ed00aac12edcdda169e591cd41c94180b46f3b"
 GUI = "0xe4ccb6d39136469f376242c31b34d10515c8eaaa38092f804db8e08a8f53c5b2::assets_v1::EchoCoin002"
 WBTC = "0x68844a0d7f2587e726ad0579f3d640865bb4162c08a4589eeda3f9689ec52a3d"
 KEEPER = "0x" + "7a" * 32
