@@ -25,6 +25,7 @@ its part accounted here instead; an error in one is raised here, as in one proce
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import sys
@@ -253,7 +254,9 @@ def run_in_parts(
 
     context = multiprocessing.get_context("fork")
     for stream in (sys.stdout, sys.stderr):  # a child must not write this one's buffer again
-        stream.flush()
+        if stream is not None:
+            with contextlib.suppress(OSError, ValueError):  # closed: nothing to write twice
+                stream.flush()
     children: list[_Child] = []
     try:
         for part in parts[1:]:
