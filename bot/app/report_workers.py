@@ -37,7 +37,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
-from bot.accounting.from_journal import TRADED_FILL_TYPE, accounted_name, swaps_and_gas
+from bot.accounting.from_journal import (
+    TRADED_FILL_TYPE,
+    JournalRecords,
+    accounted_name,
+    swaps_and_gas,
+)
 from bot.accounting.records import APT_COIN_TYPE
 from bot.accounting.report import valued_anew
 from bot.app.report import Report, ReportAccounting
@@ -53,8 +58,11 @@ if TYPE_CHECKING:
 
 __all__ = ["may_fork", "parts_by_weight", "processors", "run_in_parts", "split_report"]
 
-CPU_QUOTA: Final = Path("/sys/fs/cgroup/cpu.max")
-"""cgroup v2's CPU quota of this process's group: `max 100000`, or `200000 100000`."""
+CGROUPS: Final = Path("/sys/fs/cgroup")
+"""Where cgroup v2 is mounted: each group's `cpu.max` is its quota (`max 100000`: none;
+`150000 100000`: one and a half processors)."""
+OWN_CGROUP: Final = Path("/proc/self/cgroup")
+"""Which cgroup this process is in."""
 _ANY_MOMENT: Final = datetime(2000, 1, 1, tzinfo=UTC)
 """A part's first moment of value when it recorded none (every part is valued anew)."""
 
@@ -67,23 +75,42 @@ Accounted = tuple[dict[str, "Summary"], dict[str, list["Locked"]]]
 """What a part of a report gives: its strategies' summaries and what their orders hold."""
 
 
-def processors(quota_file: Path = CPU_QUOTA) -> int:
-    """The processors this process may run on: its own, within its cgroup's CPU quota.
+def processors(cgroups: Path = CGROUPS, own: Path = OWN_CGROUP) -> int:
+    """The processors this process may run on: its own, within its cgroups' CPU quotas.
 
-    A container limited to one CPU (`docker run --cpus 1`) sees every processor of its
-    host, and parts would only take turns on the one.
+    A container or a service limited to one CPU (`docker run --cpus 1`, systemd's
+    `CPUQuota=100%`) sees every processor of its host, and parts would only take turns
+    on the one. cgroup v2 (`cpu.max` of its own group and each above it, under `cgroups`;
+    `own`: which group it is in); a fractional quota counts as the next whole processor.
     """
     try:
         count = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         count = os.cpu_count() or 1
+    quota = _cgroup_quota(cgroups, own)
+    return count if quota is None else max(1, min(count, quota))
+
+
+def _cgroup_quota(cgroups: Path, own: Path) -> int | None:
+    """The fewest whole processors any cgroup of this process allows; None: no quota."""
     try:
-        quota, period = quota_file.read_text(encoding="ascii").split()[:2]
-        if quota != "max":  # "max": no quota
-            count = min(count, max(1, int(quota) // int(period)))
-    except (OSError, ValueError):  # no cgroup v2, or not of this form
-        pass
-    return count
+        lines = own.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        lines = []
+    # cgroup v2's line is `0::/the/group`; in a namespace (a container) it is `0::/`.
+    group = next((line[3:] for line in lines if line.startswith("0::")), "/")
+    folder = cgroups / group.strip("/")
+    quotas = []
+    for level in (folder, *folder.parents):
+        if level != cgroups and cgroups not in level.parents:
+            break
+        try:
+            limit, period = (level / "cpu.max").read_text(encoding="ascii").split()[:2]
+            if limit != "max":  # "max": no quota at this level
+                quotas.append(-(-int(limit) // int(period)))  # whole processors, rounded up
+        except (OSError, ValueError, ZeroDivisionError):  # none here, or not of this form
+            continue
+    return min(quotas, default=None)
 
 
 def may_fork(journal: Journal) -> bool:
@@ -122,11 +149,50 @@ def split_report(
     the counts announced or when fills, prices or orders were written meanwhile (each part
     reads the journal at its own moment). The caller then builds it in one process.
     """
-    from bot.journal.fills_read import order_strategies, traded_orders, write_marks
+    from bot.journal.fills_read import writes_watched
 
     if processes < 2 or not may_fork(journal):
         return None
-    before = write_marks(journal)
+    with writes_watched(journal) as written:
+        plan = _plan(journal, processes, split_from)
+        if plan is None:
+            return None
+        done = _account_in_parts(journal, accounting, plan)
+        if not done.told.exact or written():
+            return None
+    request = accounting.request
+    if done.told.valued_at is None:
+        return Report(request, None, {})
+    summaries: dict[str, Summary] = {}
+    locked: dict[str, list[Locked]] = {}
+    for value in done.values:
+        assert value is not None  # exact: every part finished
+        summaries.update(value[0])
+        locked.update(value[1])
+    return Report(
+        request,
+        done.told.valued_at,
+        dict(sorted(summaries.items())),
+        dict(sorted(locked.items())),
+        tuple(plan.rest.gas_unknown),
+    )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A report's parts (strategy names), and what every part needs that is read once."""
+
+    parts: list[list[str]]
+    rest: JournalRecords
+    """The swaps and gas of every strategy."""
+    traded: set[str]
+    """The tokens of the orders with fills and of the swaps: what the parts will trade."""
+
+
+def _plan(journal: Journal, processes: int, split_from: int) -> _Plan | None:
+    """The parts of a report of every strategy; None below `split_from` fills or in one."""
+    from bot.journal.fills_read import order_strategies, traded_orders
+
     orders = traded_orders(journal, of_type=TRADED_FILL_TYPE)
     if sum(count for *_, count in orders) < split_from:
         return None
@@ -144,12 +210,17 @@ def split_report(
     for cost in rest.gas:
         weights[cost.strategy] += 0  # and of gas alone
     parts = parts_by_weight(dict(weights), processes)  # more contend: measured slower
-    if len(parts) < 2:
-        return None
+    return _Plan(parts, rest, traded) if len(parts) > 1 else None
+
+
+def _account_in_parts(
+    journal: Journal, accounting: ReportAccounting, plan: _Plan
+) -> Parted[_Moment, Accounted | None]:
+    """Each part loaded and accounted at once (`run_in_parts`), valued at one moment."""
     request = accounting.request
 
     def load(names: list[str]) -> tuple[_Part, _Told]:
-        loaded = load_part(journal, names, rest, traded)
+        loaded = load_part(journal, names, plan.rest, plan.traded)
         first = request.end or loaded.latest or _ANY_MOMENT  # valued anew once all agree
         summaries = accounting.summaries(loaded, first)
         return _Part(loaded, summaries), _Told(loaded.latest, loaded.traded)
@@ -158,7 +229,7 @@ def split_report(
         latest = max((t.latest for t in told if t.latest is not None), default=None)
         # Priced as one process would have: unless an order's fills traded nothing (zero
         # amounts), what the parts traded is what the counts said.
-        exact = frozenset().union(*(t.traded for t in told)) == {*traded, APT_COIN_TYPE}
+        exact = frozenset().union(*(t.traded for t in told)) == {*plan.traded, APT_COIN_TYPE}
         return _Moment(request.end if request.end is not None else latest, exact)
 
     def finish(part: _Part, moment: _Moment) -> Accounted | None:
@@ -173,25 +244,8 @@ def split_report(
         }
         return summaries, accounting.locked(part.loaded, at)
 
-    done = run_in_parts(
-        parts, load, agree, finish, in_child=lambda: journal.engine.dispose(close=False)
-    )
-    if not done.told.exact or write_marks(journal) != before:
-        return None
-    if done.told.valued_at is None:
-        return Report(request, None, {})
-    summaries: dict[str, Summary] = {}
-    locked: dict[str, list[Locked]] = {}
-    for value in done.values:
-        assert value is not None  # exact: every part finished
-        summaries.update(value[0])
-        locked.update(value[1])
-    return Report(
-        request,
-        done.told.valued_at,
-        dict(sorted(summaries.items())),
-        dict(sorted(locked.items())),
-        tuple(rest.gas_unknown),
+    return run_in_parts(
+        plan.parts, load, agree, finish, in_child=lambda: journal.engine.dispose(close=False)
     )
 
 
@@ -260,13 +314,10 @@ def run_in_parts(
     children: list[_Child] = []
     try:
         for part in parts[1:]:
-            ours, theirs = context.Pipe()
-            process = context.Process(
-                target=_child, args=(theirs, part, load, finish, in_child), daemon=True
-            )
-            process.start()
-            theirs.close()
-            children.append(_Child(process, ours))
+            if children and children[-1].gone:  # the last fork failed: try no more
+                children.append(_Child(None))
+            else:
+                children.append(_Child.fork(context, part, load, finish, in_child))
         loaded: dict[int, _L] = {}  # the parts done here, by index
         loaded[0], said = load(parts[0])
         told: list[_U] = [said]
@@ -296,16 +347,48 @@ def run_in_parts(
 
 
 class _Child:
-    """A forked child doing one part, and this process's end of the pipe to it."""
+    """A forked child doing one part, and this process's end of the pipe to it.
 
-    def __init__(self, process: Any, connection: Connection) -> None:
+    Gone (its part done here instead) when it could not be forked, or died unanswered.
+    """
+
+    def __init__(self, process: Any, connection: Connection | None = None) -> None:
         self.process = process
         self.connection = connection
-        self.gone = False
+        self.gone = process is None
+
+    @classmethod
+    def fork(
+        cls,
+        context: Any,
+        part: Any,
+        load: Callable[[Any], tuple[Any, Any]],
+        finish: Callable[[Any, Any], Any],
+        in_child: Callable[[], None],
+    ) -> _Child:
+        """A child forked to do `part`; gone when the system would not fork.
+
+        No pipes, processes or memory left to this one: it does the part itself.
+        """
+        try:
+            ours, theirs = context.Pipe()
+        except OSError:
+            return cls(None)
+        try:
+            process = context.Process(
+                target=_child, args=(theirs, part, load, finish, in_child), daemon=True
+            )
+            process.start()
+        except OSError:
+            ours.close()
+            return cls(None)
+        finally:
+            theirs.close()
+        return cls(process, ours)
 
     def answer(self) -> Any:
         """Its next answer; its error raised here; `_ChildGone` when it died without one."""
-        if not self.gone:
+        if not self.gone and self.connection is not None:
             try:
                 kind, value = self.connection.recv()
             except (EOFError, OSError):
@@ -319,7 +402,7 @@ class _Child:
 
     def tell(self, value: Any) -> bool:
         """Send it `value`; False when it is gone (its pipe closed: killed)."""
-        if not self.gone:
+        if not self.gone and self.connection is not None:
             try:
                 self.connection.send(value)
                 return True
@@ -331,10 +414,12 @@ class _Child:
     def stop(self) -> None:
         """Close the pipe and reap the process, stopped first if it still runs (again: no-op)."""
         self.gone = True
-        self.connection.close()
-        if self.process.is_alive():
-            self.process.terminate()
-        self.process.join()
+        if self.connection is not None:
+            self.connection.close()
+        if self.process is not None:
+            if self.process.is_alive():
+                self.process.terminate()
+            self.process.join()
 
 
 def _child(
@@ -344,19 +429,45 @@ def _child(
     finish: Callable[[Any, Any], Any],
     in_child: Callable[[], None],
 ) -> None:
-    """A forked child: load its part, say so, hear what all agreed, finish and answer."""
+    """A forked child: load its part, say so, hear what all agreed, finish and answer.
+
+    Every error of its work is sent to the parent to raise; when the parent is gone
+    (its end of the pipe closed), there is nobody to answer.
+    """
     try:
-        in_child()
-        loaded, said = load(part)
-        connection.send(("ok", said))
-        agreed = connection.recv()
-        connection.send(("ok", finish(loaded, agreed)))
-    except (EOFError, OSError):  # the parent is gone: nobody to answer
-        pass
-    except BaseException as exc:  # every error is the parent's to raise
-        connection.send(("error", _portable(exc)))
+        try:
+            in_child()
+            loaded, said = load(part)
+        except BaseException as exc:  # every error is the parent's to raise
+            _say(connection, ("error", _portable(exc)))
+            return
+        if not _say(connection, ("ok", said)):
+            return
+        try:
+            agreed = connection.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            answer = ("ok", finish(loaded, agreed))
+        except BaseException as exc:
+            answer = ("error", _portable(exc))
+        _say(connection, answer)
     finally:
         connection.close()
+
+
+def _say(connection: Connection, message: tuple[str, Any]) -> bool:
+    """Send `message` to the parent; False when it is gone.
+
+    What cannot be pickled is sent as the error it raised instead.
+    """
+    try:
+        connection.send(message)
+    except (EOFError, OSError):
+        return False
+    except Exception as exc:  # pickling it failed: nothing was written
+        return _say(connection, ("error", _portable(exc)))
+    return True
 
 
 def _portable(exc: BaseException) -> BaseException:

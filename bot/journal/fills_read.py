@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import fields
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
@@ -35,7 +36,7 @@ __all__ = [
     "order_views",
     "price_micros",
     "traded_orders",
-    "write_marks",
+    "writes_watched",
 ]
 
 _FILL_TABLE: Final = Fill.__tablename__
@@ -108,14 +109,33 @@ def _where(conditions: list[str]) -> str:
     return f" WHERE {' AND '.join(conditions)}" if conditions else ""
 
 
-def write_marks(journal: JournalBase) -> tuple[Any, ...]:
-    """What changes when fills, prices or orders are recorded, removed or re-linked.
+@contextmanager
+def writes_watched(journal: JournalBase) -> Iterator[Callable[[], bool]]:
+    """While open: whether anything that changes a report was written since it opened.
 
-    The last id and the count of the fills and of the prices, and every order's row id
-    with its strategy: a reader that reads them in parts (`bot.app.report_workers`)
-    compares them before and after to know that nothing was written meanwhile. Of the
-    whole journal, every wallet's rows.
+    For a reader that reads in parts, each at its own moment (`bot.app.report_workers`):
+    what it read is one state of the journal only if nothing was written meanwhile.
+    SQLite: `PRAGMA data_version` on a connection held open, which changes with every
+    commit of another connection. PostgreSQL: the last id and the count of the fills and
+    of the prices, and every order's row id with its strategy (ids are never reused
+    there); an insert that commits late under a lower id together with a removal in the
+    same moments would go unseen.
     """
+    if journal.engine.dialect.name == "sqlite":
+        with journal.engine.connect() as connection:
+            cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+            try:
+                version = cursor.execute("PRAGMA data_version").fetchone()
+                yield lambda: cursor.execute("PRAGMA data_version").fetchone() != version
+            finally:
+                cursor.close()
+        return
+    marks = _marks(journal)
+    yield lambda: _marks(journal) != marks
+
+
+def _marks(journal: JournalBase) -> tuple[Any, ...]:
+    """The last id and count of the fills and the prices; every order's id and strategy."""
     counted = " UNION ALL ".join(
         f"SELECT MAX(id), COUNT(*) FROM {table}"  # noqa: S608 - fixed names
         for table in (_FILL_TABLE, _PRICE_TABLE)

@@ -336,6 +336,51 @@ def test_a_child_killed_while_the_others_load_has_its_part_done_here(tmp_path: P
     assert _no_child_left()
 
 
+def test_parts_that_cannot_be_forked_are_done_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No process left to fork (a container's limit): what is not shared is done here."""
+    from multiprocessing import context as forking
+
+    real = forking.ForkProcess._Popen
+    forks: list[object] = []
+
+    def limited(process: Any) -> Any:
+        forks.append(process)
+        if len(forks) > 1:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return real(process)
+
+    monkeypatch.setattr(forking.ForkProcess, "_Popen", staticmethod(limited))
+    done = _parts_run()
+    assert done.told == 100 and [value for value, _ in done.values] == [101, 102, 103, 104]
+    pids = [pid for _, pid in done.values]
+    assert pids[1] != os.getpid() and pids[0] == pids[2] == pids[3] == os.getpid()
+    assert len(forks) == 2  # after a failed fork, no other is tried
+    assert _no_child_left()
+
+
+def test_an_os_error_of_a_childs_own_work_is_raised_here() -> None:
+    """Not taken for a dead child (its part silently done again here)."""
+
+    def fail(part: int, at: str) -> None:
+        if part == 2 and at == "finish":
+            raise FileNotFoundError(2, "No such file or directory", "prices.csv")
+
+    with pytest.raises(FileNotFoundError, match=r"prices\.csv"):
+        _parts_run(fail)
+    assert _no_child_left()
+
+
+def test_a_result_that_cannot_be_sent_is_raised_here() -> None:
+    parent = os.getpid()
+
+    def finish(part: int, agreed: int) -> Any:
+        return part if os.getpid() == parent else (lambda: part)  # no pickle of a lambda
+
+    with pytest.raises(Exception, match="pickle"):
+        run_in_parts([1, 2], lambda part: (part, part), sum, finish)
+    assert _no_child_left()
+
+
 def test_an_error_in_a_child_is_raised_here_and_every_child_is_stopped() -> None:
     def fail(part: int, at: str) -> None:
         if part == 2 and at == "finish":
@@ -400,16 +445,32 @@ def test_a_report_during_writes_is_built_in_one_process(
 
 
 def test_the_processors_are_those_of_the_cgroups_quota(tmp_path: Path) -> None:
-    quota = tmp_path / "cpu.max"
-    mine = workers.processors(tmp_path / "none")
-    quota.write_text("max 100000\n", encoding="ascii")
-    assert workers.processors(quota) == mine
-    quota.write_text("150000 100000\n", encoding="ascii")
-    assert workers.processors(quota) == 1
-    quota.write_text("50000 100000\n", encoding="ascii")
-    assert workers.processors(quota) == 1
-    quota.write_text("6400000 100000\n", encoding="ascii")
-    assert workers.processors(quota) == mine
+    """cgroup v2: the quota of the process's own group and of each group above it."""
+    mounted, own = tmp_path / "cgroup", tmp_path / "self-cgroup"
+    group = mounted / "system.slice" / "bot.service"
+    group.mkdir(parents=True)
+    own.write_text("0::/system.slice/bot.service\n", encoding="utf-8")
+    mine = workers.processors(tmp_path / "none", tmp_path / "none")
+
+    def limited(**quotas: str) -> int:
+        for folder, quota in ((group, quotas.get("own")), (group.parent, quotas.get("above"))):
+            (folder / "cpu.max").unlink(missing_ok=True)
+            if quota is not None:
+                (folder / "cpu.max").write_text(quota + "\n", encoding="ascii")
+        return workers.processors(mounted, own)
+
+    assert limited() == mine  # no cpu.max: no quota
+    assert limited(own="max 100000") == mine
+    assert limited(own="100000 100000") == 1  # `--cpus 1`
+    assert limited(own="50000 100000") == 1
+    assert limited(own="150000 100000") == min(mine, 2)  # 1.5: two take turns on it
+    assert limited(own="max 100000", above="100000 100000") == 1  # a slice above limits
+    assert limited(own="6400000 100000") == mine
+    assert limited(own="100000 0") == mine  # not of the kernel's form: ignored
+    assert limited(own="garbage") == mine
+    own.write_text("0::/\n", encoding="utf-8")  # in a namespace: its root is the group
+    (mounted / "cpu.max").write_text("100000 100000\n", encoding="ascii")
+    assert workers.processors(mounted, own) == 1
 
 
 def test_the_report_command_asks_for_a_process_per_processor(
