@@ -12,15 +12,17 @@ here and each other in a forked process, in two steps:
    each values what it holds at that moment (`valued_anew`) and sends its summaries.
 
 A part prices what a report of all strategies at once would price: its own tokens, and
-those any strategy traded that it looks up (what its open orders hold). When what the
-parts traded is not what the counts said (an order whose fills moved nothing, a fill
-recorded meanwhile), the report is built in one process instead. So the figures are
-always those of one process (`tests/unit/app/test_report_workers.py` holds them equal).
+those any strategy traded that it looks up (what its open orders hold). When something
+was written while the parts read, each at its own moment (`fills_read.writes_watched`),
+or what they traded is not what the counts said (an order whose fills moved nothing),
+the report is built in one process instead. So the figures are always those of one
+process (`tests/unit/app/test_report_workers.py` holds them equal).
 
 Only where forking is sound: Linux, no other thread in this process (a lock held by one
 would stay held in the child), a journal a second connection reaches (a SQLite file or
-PostgreSQL, not an in-memory database). A child that dies without an answer (killed) has
-its part accounted here instead; an error in one is raised here, as in one process.
+PostgreSQL, not an in-memory database). A part that cannot be forked, or whose child
+dies without an answer (killed), is accounted here instead; an error in a child is
+raised here, as in one process.
 """
 
 from __future__ import annotations
