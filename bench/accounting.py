@@ -21,7 +21,8 @@ Timed, in-process (median of N runs):
     settings, the journal opened read-only, `build_report` (fills → trades, ticks → price
     book, the accounting) and the console table; as the command runs it, its strategies
     in parts at once in as many processes as this one may run on (`bot.app.report_workers`);
-(b1) the same in one process, as on a machine of one processor;
+(b1) the same in one process, as on a machine of one processor, run by run beside (b)
+     (the machine's speed drifts: both meet it as it is), and their ratio;
 and (c) the `python -m bot report --by day` process: wall time (median) and its peak RSS
 (getrusage of the child, as bench/backtest.py measures it: the largest of it and the
 parts it forked). The in-process peak of (b) is also traced (tracemalloc, one extra run;
@@ -47,6 +48,7 @@ import tempfile
 import time
 import tracemalloc
 from bisect import bisect_right
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -279,17 +281,24 @@ def accounting_alone(journal_path: Path, runs: int) -> tuple[float, float, int]:
     return statistics.median(timings), statistics.median(cpu), len(trades)
 
 
-def whole_report(
-    config: Path, runs: int, *, one_process: bool = False
-) -> tuple[float, float, float, int]:
-    """(median seconds, median CPU seconds, traced peak MB, lines) of `bot report --by day`
-    run in-process.
+@dataclass(frozen=True)
+class Timed:
+    """Medians of runs of `bot report`: wall and CPU seconds (its parts' included)."""
+
+    seconds: float
+    cpu: float
+
+
+def whole_report(config: Path, runs: int) -> tuple[Timed, Timed, float, int]:
+    """`bot report --by day` run in-process: as the command runs it, and in one process.
 
     The command itself (typer's test runner invokes the `bot` app in this process, its
     output captured): settings, the journal opened read-only, `build_report`, the table.
-    It splits the report across as many processes as this one may run on
-    (`bot.app.report_workers`); `one_process`: as on a machine of one processor. The
-    CPU seconds are this process's and its children's.
+    As the command runs it, it splits the report across as many processes as this one
+    may run on (`bot.app.report_workers`); in one process, as on a machine of one
+    processor. The two alternate, run by run, so that both meet the machine as it is at
+    the time (its speed drifts). Returns (as the command, in one process, the traced
+    peak MB of the first, lines).
     """
     from typer.testing import CliRunner
 
@@ -297,34 +306,39 @@ def whole_report(
     from bot.cli import app
 
     processors = workers.processors
-    if one_process:
-        workers.processors = lambda: 1  # type: ignore[assignment]  # bench-only
-
     runner = CliRunner()
     arguments = ["-c", str(config), "report", "--by", "day"]
 
-    def once() -> int:
-        result = runner.invoke(app, arguments)
+    def once(one_process: bool = False) -> int:
+        if one_process:
+            workers.processors = lambda *_: 1  # bench-only
+        try:
+            result = runner.invoke(app, arguments)
+        finally:
+            workers.processors = processors
         if result.exit_code != 0:
             raise RuntimeError(f"bot report failed ({result.exit_code}): {result.output[-2000:]}")
         return len(result.output.splitlines())
 
-    try:
-        lines = once()  # warm: imports, the token list
-        timings, cpu = [], []
-        for _ in range(runs):
+    lines = once()  # warm: imports, the token list
+    once(one_process=True)
+    timings: dict[bool, list[float]] = {False: [], True: []}
+    cpu: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(runs):
+        for one_process in (False, True):
             began, began_cpu = time.perf_counter(), _cpu_seconds()
-            once()
-            timings.append(time.perf_counter() - began)
-            cpu.append(_cpu_seconds() - began_cpu)
-        tracemalloc.start()
-        tracemalloc.reset_peak()
-        once()
-        _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-    finally:
-        workers.processors = processors  # type: ignore[assignment]
-    return statistics.median(timings), statistics.median(cpu), peak / 2**20, lines
+            once(one_process)
+            timings[one_process].append(time.perf_counter() - began)
+            cpu[one_process].append(_cpu_seconds() - began_cpu)
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    once()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    split, single = (
+        Timed(statistics.median(timings[one]), statistics.median(cpu[one])) for one in (False, True)
+    )
+    return split, single, peak / 2**20, lines
 
 
 def _cpu_seconds() -> float:
@@ -386,15 +400,16 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory() as folder:
         config = write_config(Path(folder), journal_path)
-        report_s, report_cpu, traced_mb, lines = whole_report(config, runs)
+        split, single, traced_mb, lines = whole_report(config, runs)
+        report_s, report_cpu, single_s = split.seconds, split.cpu, single.seconds
         print(
             f"(b) report in-process ({lines} lines, up to {processors()} processes): "
             f"{report_s:.3f} s (CPU {report_cpu:.3f} s), traced peak {traced_mb:.0f} MB",
             flush=True,
         )
-        single_s, single_cpu, _, _ = whole_report(config, runs, one_process=True)
         print(
-            f"(b1) the same in one process: {single_s:.3f} s (CPU {single_cpu:.3f} s)",
+            f"(b1) the same in one process, run for run beside it: {single_s:.3f} s "
+            f"(CPU {single.cpu:.3f} s); ratio {report_s / single_s:.2f}",
             flush=True,
         )
         process = [whole_process(config) for _ in range(runs)]

@@ -220,7 +220,7 @@ def test_a_report_is_not_split_below_its_threshold_or_for_one_strategy(
     url = f"sqlite:///{tmp_path / 'bot.db'}"
     _write(url)
     with Journal.open(url, readonly=True, wallet=WALLET) as journal:
-        build_report(journal, ReportRequest(), [], processes=3)  # 23 fills: under 10,000
+        build_report(journal, ReportRequest(), [], processes=3)  # 23 fills: under 25,000
         build_report(journal, ReportRequest(strategy="dca-apt"), [], **SPLIT)
         build_report(journal, ReportRequest(), [], processes=1, split_from=0)
     assert splits == []
