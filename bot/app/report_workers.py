@@ -193,22 +193,21 @@ class _Plan:
 
 def _plan(journal: Journal, processes: int, split_from: int) -> _Plan | None:
     """The parts of a report of every strategy; None below `split_from` fills or in one."""
-    from bot.journal.fills_read import order_strategies, traded_orders
+    from bot.journal.fills_read import order_fill_counts
 
-    orders = traded_orders(journal, of_type=TRADED_FILL_TYPE)
+    orders = order_fill_counts(journal, of_type=TRADED_FILL_TYPE)
     if sum(count for *_, count in orders) < split_from:
         return None
     rest = swaps_and_gas(journal)  # read once, here; every part takes its strategies'
     weights: Counter[str] = Counter()
     traded: set[str] = set()
-    for strategy, sold, bought, count in orders:
+    for strategy, sold, bought, count in orders:  # a strategy of open orders alone too
         weights[accounted_name(strategy)] += count
-        traded.update((sold, bought))
+        if count:
+            traded.update((sold, bought))
     for trade in rest.trades:
         weights[trade.strategy] += 1
         traded.update((trade.sold_token, trade.bought_token))
-    for stored in order_strategies(journal):
-        weights[accounted_name(stored)] += 0  # a strategy of open orders alone too
     for cost in rest.gas:
         weights[cost.strategy] += 0  # and of gas alone
     parts = parts_by_weight(dict(weights), processes)  # more contend: measured slower

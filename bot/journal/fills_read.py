@@ -32,10 +32,9 @@ from bot.journal.views import OrderView
 __all__ = [
     "fill_batches",
     "fills_by_order_row",
-    "order_strategies",
+    "order_fill_counts",
     "order_views",
     "price_micros",
-    "traded_orders",
     "writes_watched",
 ]
 
@@ -155,8 +154,8 @@ def _stored_with(strategies: Collection[str | None]) -> tuple[str, tuple[str, ..
     return (f"({' OR '.join(either)})" if either else "0 = 1"), named
 
 
-def traded_orders(journal: JournalBase, *, of_type: str) -> list[tuple[Any, ...]]:
-    """(strategy, from token, to token, fills of `of_type`) of each order with such fills.
+def order_fill_counts(journal: JournalBase, *, of_type: str) -> list[tuple[Any, ...]]:
+    """(strategy, from token, to token, fills of `of_type`) of every order (0: none).
 
     What a reader weighs its work by, and knows was traded, before it reads any order or
     fill (`bot.app.report_workers`): a count over the fills' own column and the orders'
@@ -170,18 +169,8 @@ def traded_orders(journal: JournalBase, *, of_type: str) -> list[tuple[Any, ...]
         f"SELECT order_row_id, COUNT(*) FROM {_FILL_TABLE} "  # noqa: S608 - fixed names
         "WHERE type = ? GROUP BY order_row_id"
     )
-    return [
-        (*orders[row_id], count)
-        for row_id, count in _each_row(journal, counts, (of_type,))
-        if row_id in orders
-    ]
-
-
-def order_strategies(journal: JournalBase) -> set[str | None]:
-    """The strategies orders are stored with (None: orders linked to none)."""
-    conditions, parameters = _orders_of(journal)
-    sql = f"SELECT DISTINCT strategy FROM {_ORDER_TABLE}"  # noqa: S608 - fixed names
-    return {row[0] for row in _each_row(journal, sql + _where(conditions), parameters)}
+    counted = dict(_each_row(journal, counts, (of_type,)))
+    return [(*order, counted.get(row_id, 0)) for row_id, order in orders.items()]
 
 
 def order_views(
@@ -278,8 +267,7 @@ def fill_batches(
     if of_type is not None:
         conditions.append("f.type = ?")
         parameters += (of_type,)
-    if conditions:
-        sql += " WHERE " + " AND ".join(conditions)
+    sql += _where(conditions)
     text: _Parsed[str] = _Parsed(str)
     amount = _Parsed(parse_decimal_text)
     recorded = _Parsed(_stored_time)
